@@ -1,0 +1,194 @@
+//! Multi-scalar multiplication on the CPU with blst's single-threaded Pippenger,
+//! split over rayon's threads (REFERENCE.md: blst's own multithreaded `mult` runs on a
+//! second pool beside rayon's and would oversubscribe the cores).
+//!
+//! Groth16 witnesses are full of 0s and 1s (bits, booleans): zeros are skipped, ones
+//! are summed with blst's batched affine addition, and only the rest enter the
+//! bucket pass.
+
+use blst::*;
+use ff::Field;
+use rayon::prelude::*;
+
+use super::super::MsmInput;
+use crate::error::{Error, Result};
+use crate::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+
+/// The blst calls one group needs, so G1 and G2 share one MSM driver.
+trait Group: Sized {
+    type Affine;
+    type Point: Copy + Default;
+    fn pippenger(points: &[*const Self::Affine], scalars: &[*const u8]) -> Self::Point;
+    fn sum_affine(points: &[*const Self::Affine]) -> Self::Point;
+    fn add(a: &Self::Point, b: &Self::Point) -> Self::Point;
+}
+
+struct G1;
+struct G2;
+
+macro_rules! impl_group {
+    ($g:ty, $aff:ty, $pt:ty, $pip:ident, $scratch:ident, $adds:ident, $add:ident) => {
+        impl Group for $g {
+            type Affine = $aff;
+            type Point = $pt;
+            fn pippenger(points: &[*const $aff], scalars: &[*const u8]) -> $pt {
+                let mut ret = <$pt>::default();
+                if points.is_empty() {
+                    return ret;
+                }
+                // SAFETY: points and scalars are arrays of valid pointers of equal
+                // length (one per term), scratch is sized by blst for that length.
+                unsafe {
+                    let words = $scratch(points.len()) / 8 + 1;
+                    let mut scratch = vec![0u64; words];
+                    $pip(
+                        &mut ret,
+                        points.as_ptr(),
+                        points.len(),
+                        scalars.as_ptr(),
+                        255,
+                        scratch.as_mut_ptr() as *mut _,
+                    );
+                }
+                ret
+            }
+            fn sum_affine(points: &[*const $aff]) -> $pt {
+                let mut ret = <$pt>::default();
+                if !points.is_empty() {
+                    // SAFETY: an array of valid pointers to affine points.
+                    unsafe { $adds(&mut ret, points.as_ptr(), points.len()) };
+                }
+                ret
+            }
+            fn add(a: &$pt, b: &$pt) -> $pt {
+                let mut ret = <$pt>::default();
+                // SAFETY: plain value arguments.
+                unsafe { $add(&mut ret, a, b) };
+                ret
+            }
+        }
+    };
+}
+
+impl_group!(
+    G1,
+    blst_p1_affine,
+    blst_p1,
+    blst_p1s_mult_pippenger,
+    blst_p1s_mult_pippenger_scratch_sizeof,
+    blst_p1s_add,
+    blst_p1_add_or_double
+);
+impl_group!(
+    G2,
+    blst_p2_affine,
+    blst_p2,
+    blst_p2s_mult_pippenger,
+    blst_p2s_mult_pippenger_scratch_sizeof,
+    blst_p2s_add,
+    blst_p2_add_or_double
+);
+
+/// Smallest slice of terms worth its own Pippenger run.
+const MIN_CHUNK: usize = 1 << 12;
+
+/// Σ scalars·bases over the terms `input` selects (see [`MsmInput`]).
+fn msm<G: Group>(bases: &[G::Affine], input: &MsmInput<'_>) -> Result<G::Point>
+where
+    G::Affine: Sync,
+    G::Point: Send,
+{
+    let needed = input.bases_needed()?;
+    if needed > bases.len() {
+        return Err(Error::Invalid(format!(
+            "MSM reads {needed} bases, only {} are present",
+            bases.len()
+        )));
+    }
+    let n = input.scalars.len();
+    // Chunks start on multiples of 64 so density ranks come from whole words.
+    let threads = rayon::current_num_threads().max(1);
+    let chunk = (n.div_ceil(threads)).max(MIN_CHUNK).next_multiple_of(64);
+    let starts: Vec<usize> = (0..n).step_by(chunk.max(1)).collect();
+    // Base index of each chunk's first term.
+    let mut base_starts = Vec::with_capacity(starts.len());
+    let mut rank = input.base_offset;
+    for (k, &s) in starts.iter().enumerate() {
+        base_starts.push(rank);
+        let e = starts.get(k + 1).copied().unwrap_or(n);
+        rank += match input.density {
+            Some(d) => d.words()[s / 64..e.div_ceil(64)]
+                .iter()
+                .map(|w| w.count_ones() as usize)
+                .sum::<usize>(),
+            None => e - s,
+        };
+    }
+    let partials: Vec<G::Point> = starts
+        .par_iter()
+        .zip(base_starts.par_iter())
+        .map(|(&s, &b0)| {
+            let e = (s + chunk).min(n);
+            let mut ones: Vec<*const G::Affine> = Vec::new();
+            let mut points: Vec<*const G::Affine> = Vec::new();
+            let mut scalars: Vec<blst_scalar> = Vec::new();
+            let mut base = b0;
+            for i in s..e {
+                if let Some(d) = input.density {
+                    if !d.get(i) {
+                        continue;
+                    }
+                }
+                let sc = &input.scalars[i];
+                let p = &bases[base] as *const G::Affine;
+                base += 1;
+                if bool::from(sc.is_zero()) {
+                    continue;
+                }
+                if *sc == Scalar::ONE {
+                    ones.push(p);
+                    continue;
+                }
+                let mut out = blst_scalar::default();
+                // SAFETY: converts one Montgomery-form scalar to canonical bytes.
+                unsafe { blst_scalar_from_fr(&mut out, &blst_fr::from(*sc)) };
+                points.push(p);
+                scalars.push(out);
+            }
+            let scalar_ptrs: Vec<*const u8> = scalars.iter().map(|s| s.b.as_ptr()).collect();
+            let acc = G::pippenger(&points, &scalar_ptrs);
+            G::add(&acc, &G::sum_affine(&ones))
+        })
+        .collect();
+    Ok(partials
+        .iter()
+        .fold(G::Point::default(), |acc, p| G::add(&acc, p)))
+}
+
+fn as_raw_g1(bases: &[G1Affine]) -> &[blst_p1_affine] {
+    // SAFETY: G1Affine is repr(transparent) over blst_p1_affine.
+    unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const blst_p1_affine, bases.len()) }
+}
+
+fn as_raw_g2(bases: &[G2Affine]) -> &[blst_p2_affine] {
+    // SAFETY: G2Affine is repr(transparent) over blst_p2_affine.
+    unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const blst_p2_affine, bases.len()) }
+}
+
+pub(crate) fn g1_from_raw(p: blst_p1) -> G1Projective {
+    // SAFETY: G1Projective is repr(transparent) over blst_p1.
+    unsafe { std::mem::transmute::<blst_p1, G1Projective>(p) }
+}
+
+pub(crate) fn g2_from_raw(p: blst_p2) -> G2Projective {
+    // SAFETY: G2Projective is repr(transparent) over blst_p2.
+    unsafe { std::mem::transmute::<blst_p2, G2Projective>(p) }
+}
+
+pub fn msm_g1(bases: &[G1Affine], input: &MsmInput<'_>) -> Result<G1Projective> {
+    msm::<G1>(as_raw_g1(bases), input).map(g1_from_raw)
+}
+
+pub fn msm_g2(bases: &[G2Affine], input: &MsmInput<'_>) -> Result<G2Projective> {
+    msm::<G2>(as_raw_g2(bases), input).map(g2_from_raw)
+}

@@ -1,0 +1,186 @@
+//! The `Backend` trait: what a device offers the prover (DESIGN.md, Layout).
+//!
+//! Fine operations (NTT, H, G1/G2 MSM) are what tests and benchmarks call one by one;
+//! the coarse [`Backend::g1_side`] — H then the H, L, A and B_G1 MSMs of one proof —
+//! composes them by default, and a GPU backend overrides it to keep data on the
+//! device. B_G2 stays a separate call so the finalizer can place it.
+
+pub mod cpu;
+mod gpu;
+mod select;
+
+use std::any::Any;
+use std::sync::Arc;
+
+use crate::density::Density;
+use crate::error::{Error, Result};
+use crate::groth16::Parameters;
+use crate::synthesis::Assignment;
+use crate::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+
+pub use cpu::CpuBackend;
+pub use gpu::{CudaBackend, WgpuBackend};
+pub use select::{available_backends, open_backend, BackendKind, BackendReport};
+
+/// A set of G1 bases prepared by a backend (resident on its device where it has one).
+#[derive(Clone)]
+pub struct G1Bases {
+    pub host: Arc<Vec<G1Affine>>,
+    pub device: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+/// A set of G2 bases prepared by a backend.
+#[derive(Clone)]
+pub struct G2Bases {
+    pub host: Arc<Vec<G2Affine>>,
+    pub device: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+/// One scalar vector of an MSM. With a density, `scalars` has one entry per variable
+/// and the k-th variable whose bit is set pairs with base `base_offset + k`; without,
+/// `scalars[i]` pairs with base `base_offset + i`.
+#[derive(Clone, Copy)]
+pub struct MsmInput<'a> {
+    pub scalars: &'a [Scalar],
+    pub density: Option<&'a Density>,
+    pub base_offset: usize,
+}
+
+impl<'a> MsmInput<'a> {
+    pub fn dense(scalars: &'a [Scalar]) -> Self {
+        MsmInput {
+            scalars,
+            density: None,
+            base_offset: 0,
+        }
+    }
+
+    /// Number of bases this input reads, checked against the scalar count.
+    pub fn bases_needed(&self) -> Result<usize> {
+        let used = match self.density {
+            Some(d) => {
+                if d.len() != self.scalars.len() {
+                    return Err(Error::Invalid(format!(
+                        "density of {} bits for {} scalars",
+                        d.len(),
+                        self.scalars.len()
+                    )));
+                }
+                d.count()
+            }
+            None => self.scalars.len(),
+        };
+        Ok(self.base_offset + used)
+    }
+}
+
+/// A parameter set's bases prepared by one backend.
+pub struct PreparedParams {
+    pub params: Arc<Parameters>,
+    pub h: G1Bases,
+    pub l: G1Bases,
+    pub a: G1Bases,
+    pub b_g1: G1Bases,
+    pub b_g2: G2Bases,
+}
+
+impl PreparedParams {
+    pub fn new(backend: &dyn Backend, params: Arc<Parameters>) -> Result<Self> {
+        Ok(PreparedParams {
+            h: backend.prepare_g1(params.h.clone())?,
+            l: backend.prepare_g1(params.l.clone())?,
+            a: backend.prepare_g1(params.a.clone())?,
+            b_g1: backend.prepare_g1(params.b_g1.clone())?,
+            b_g2: backend.prepare_g2(params.b_g2.clone())?,
+            params,
+        })
+    }
+}
+
+/// The G1 side of one proof: every MSM result the critical path produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct G1Side {
+    pub h: G1Projective,
+    pub l: G1Projective,
+    pub a: G1Projective,
+    pub b_g1: G1Projective,
+}
+
+pub trait Backend: Send + Sync {
+    /// Short name: `cpu`, `cuda`, `wgpu`.
+    fn name(&self) -> &'static str;
+
+    /// The device this backend runs on, in words.
+    fn device(&self) -> String;
+
+    fn prepare_g1(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases>;
+    fn prepare_g2(&self, bases: Arc<Vec<G2Affine>>) -> Result<G2Bases>;
+
+    /// In-place radix-2 NTT of a power-of-two-length vector (inverse includes the
+    /// division by its length).
+    fn ntt(&self, values: &mut [Scalar], inverse: bool) -> Result<()>;
+
+    /// H of REFERENCE.md step 3: the m − 1 coefficients of (A·B − C)/Z, for a, b, c
+    /// of equal length n ≤ m = 2^⌈log2 n⌉.
+    fn compute_h(&self, a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>>;
+
+    /// Several G1 MSMs over one base set.
+    fn msm_g1(&self, bases: &G1Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G1Projective>>;
+
+    /// Several G2 MSMs over one base set.
+    fn msm_g2(&self, bases: &G2Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G2Projective>>;
+
+    /// The whole G1 side of a proof. Consumes a, b and c of the assignment (they are
+    /// dropped as soon as H exists) and reads its variables and densities.
+    fn g1_side(&self, prepared: &PreparedParams, asg: &mut Assignment) -> Result<G1Side> {
+        let a = std::mem::take(&mut asg.a);
+        let b = std::mem::take(&mut asg.b);
+        let c = std::mem::take(&mut asg.c);
+        let h = self.compute_h(a, b, c)?;
+        let asg = &*asg;
+        let h_msm = self.msm_g1(&prepared.h, &[MsmInput::dense(&h)])?[0];
+        drop(h);
+        let l = self.msm_g1(&prepared.l, &[MsmInput::dense(&asg.aux)])?[0];
+        let a_parts = self.msm_g1(
+            &prepared.a,
+            &[
+                MsmInput::dense(&asg.input),
+                MsmInput {
+                    scalars: &asg.aux,
+                    density: Some(&asg.a_aux_density),
+                    base_offset: asg.input.len(),
+                },
+            ],
+        )?;
+        let b_parts = self.msm_g1(&prepared.b_g1, &b_inputs(asg))?;
+        Ok(G1Side {
+            h: h_msm,
+            l,
+            a: a_parts[0] + a_parts[1],
+            b_g1: b_parts[0] + b_parts[1],
+        })
+    }
+
+    /// The B_G2 MSM of a proof.
+    fn b_g2(&self, prepared: &PreparedParams, asg: &Assignment) -> Result<G2Projective> {
+        let parts = self.msm_g2(&prepared.b_g2, &b_inputs(asg))?;
+        Ok(parts[0] + parts[1])
+    }
+}
+
+/// B's two MSM inputs: inputs in B's input density, then aux variables in B's aux
+/// density, whose bases start at |B-input density| (REFERENCE.md step 4).
+pub fn b_inputs(asg: &Assignment) -> [MsmInput<'_>; 2] {
+    [
+        MsmInput {
+            scalars: &asg.input,
+            density: Some(&asg.b_input_density),
+            base_offset: 0,
+        },
+        MsmInput {
+            scalars: &asg.aux,
+            density: Some(&asg.b_aux_density),
+            base_offset: asg.b_input_density.count(),
+        },
+    ]
+}

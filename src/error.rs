@@ -1,0 +1,95 @@
+//! One error type for the library. Every variant names what is wrong so that the CLI
+//! can print it as one line; nothing in crossgroth panics on bad input.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("i/o error on {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("i/o error: {0}")]
+    Stream(#[from] std::io::Error),
+
+    #[error("parameter file: {0}")]
+    ParamsFormat(String),
+
+    #[error("parameters do not match the circuit: {vector} has {found} elements, the circuit needs {expected}")]
+    ParamsMismatch {
+        vector: &'static str,
+        expected: usize,
+        found: usize,
+    },
+
+    #[error("verifying key: {0}")]
+    VerifyingKey(String),
+
+    #[error("proof: {0}")]
+    ProofFormat(String),
+
+    #[error("public inputs: expected {expected}, got {found}")]
+    PublicInputCount { expected: usize, found: usize },
+
+    #[error("public input {index} is not a canonical scalar (it is not below the field modulus)")]
+    NonCanonicalScalar { index: usize },
+
+    #[error("synthesis failed: {0}")]
+    Synthesis(#[from] bellpepper_core::SynthesisError),
+
+    #[error("circuit panicked during synthesis: {0}")]
+    CircuitPanicked(String),
+
+    #[error("unsatisfied constraint: row {row}{} has a·b ≠ c", path.as_ref().map(|p| format!(" ({p})")).unwrap_or_default())]
+    Unsatisfied { row: usize, path: Option<String> },
+
+    #[error("the circuit's {rows} constraint rows need a domain of 2^{log} elements; BLS12-381's scalar field supports at most 2^31")]
+    DomainTooLarge { rows: usize, log: u32 },
+
+    #[error("variable {0} is unconstrained: it appears in no constraint, so its L-query base would be the identity")]
+    UnconstrainedVariable(String),
+
+    #[error("batch element {index} has a different shape from element 0: {what}")]
+    BatchShapeMismatch { index: usize, what: String },
+
+    #[error("empty batch: at least one circuit is needed")]
+    EmptyBatch,
+
+    #[error("the witness does not fit the recorded shape: {0}")]
+    ShapeDrift(String),
+
+    #[error("the verifying key's delta is the identity (a subverted setup)")]
+    IdentityDelta,
+
+    #[error("{backend} backend: {message}")]
+    Backend {
+        backend: &'static str,
+        message: String,
+    },
+
+    #[error("{backend} backend unavailable: {reason}")]
+    BackendUnavailable {
+        backend: &'static str,
+        reason: String,
+    },
+
+    #[error("unknown circuit spec '{0}' (expected one of: cubic, sha256:<bytes>, chain:<log2 rows>, multi:<inputs>)")]
+    UnknownCircuit(String),
+
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Error {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

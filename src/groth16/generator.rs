@@ -1,0 +1,261 @@
+//! Random parameter generation for development and tests. The toxic waste comes from
+//! the caller's RNG and is forgotten afterwards, but nobody else contributed to it:
+//! **parameters made here are insecure for production** (anyone who knew the RNG
+//! state could forge proofs). Production parameters come from a ceremony.
+//!
+//! Same math as bellperson's generator, parallel throughout: the QAP polynomials are
+//! evaluated at τ through Lagrange coefficients (an inverse NTT of τ's powers), and
+//! each query point is a fixed-base multiplication from a precomputed table.
+
+use std::sync::Arc;
+
+use bellpepper_core::Circuit;
+use ff::{Field, PrimeField};
+use group::{prime::PrimeCurveAffine, Curve, Group};
+use rand_core::RngCore;
+use rayon::prelude::*;
+
+use super::{Parameters, VerifyingKey};
+use crate::backend::cpu::ntt;
+use crate::error::{Error, Result};
+use crate::synthesis::{log_domain, RecordedShape};
+use crate::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+
+/// Called with (stage, done, total) as generation advances.
+pub type SetupProgress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
+
+/// Generates random (insecure) parameters for `circuit`'s shape.
+pub fn generate_random_parameters<C: Circuit<Scalar>, R: RngCore>(
+    circuit: C,
+    rng: &mut R,
+    progress: Option<SetupProgress<'_>>,
+) -> Result<Parameters> {
+    let nonzero = |rng: &mut R| loop {
+        let x = Scalar::random(&mut *rng);
+        if !bool::from(x.is_zero()) {
+            return x;
+        }
+    };
+    let g1 = G1Projective::random(&mut *rng);
+    let g2 = G2Projective::random(&mut *rng);
+    let alpha = nonzero(rng);
+    let beta = nonzero(rng);
+    let gamma = nonzero(rng);
+    let delta = nonzero(rng);
+    let tau = nonzero(rng);
+    let (shape, _) = RecordedShape::record(circuit)?;
+    generate_parameters(&shape, g1, g2, [alpha, beta, gamma, delta, tau], progress)
+}
+
+/// Per-variable evaluations at τ of the A, B and C polynomials.
+struct QapAtTau {
+    at: Vec<Scalar>,
+    bt: Vec<Scalar>,
+    ct: Vec<Scalar>,
+}
+
+fn evaluate_qap(shape: &RecordedShape, lagrange: &[Scalar]) -> QapAtTau {
+    let vars = shape.num_inputs() + shape.num_aux();
+    let index = |v: crate::synthesis::Var| match v {
+        crate::synthesis::Var::Input(i) => i,
+        crate::synthesis::Var::Aux(i) => shape.num_inputs() + i,
+    };
+    let eval = |m: &crate::synthesis::Csr| {
+        let mut out = vec![Scalar::ZERO; vars];
+        for row in 0..m.rows() {
+            let l = lagrange[row];
+            for (v, k) in m.row(row) {
+                out[index(v)] += shape.coeffs[k as usize] * l;
+            }
+        }
+        out
+    };
+    let (at, (bt, ct)) = rayon::join(
+        || eval(&shape.a),
+        || rayon::join(|| eval(&shape.b), || eval(&shape.c)),
+    );
+    QapAtTau { at, bt, ct }
+}
+
+/// A fixed-base table: 2^(8w)·k·G for every byte position w and byte value k.
+struct FixedBase<A> {
+    table: Vec<A>,
+}
+
+macro_rules! fixed_base {
+    ($proj:ty, $aff:ty) => {
+        impl FixedBase<$aff> {
+            fn new(base: $proj) -> Self {
+                let windows: Vec<$proj> = (0..32)
+                    .scan(base, |b, _| {
+                        let cur = *b;
+                        for _ in 0..8 {
+                            *b = b.double();
+                        }
+                        Some(cur)
+                    })
+                    .collect();
+                let proj: Vec<$proj> = windows
+                    .par_iter()
+                    .flat_map_iter(|w| {
+                        (0..256).scan(<$proj>::identity(), move |acc, _| {
+                            let cur = *acc;
+                            *acc += w;
+                            Some(cur)
+                        })
+                    })
+                    .collect();
+                let mut table = vec![<$aff>::identity(); proj.len()];
+                <$proj>::batch_normalize(&proj, &mut table);
+                FixedBase { table }
+            }
+
+            fn mul(&self, s: &Scalar) -> $proj {
+                let bytes = s.to_repr();
+                let mut acc = <$proj>::identity();
+                for (w, &byte) in bytes.as_ref().iter().enumerate() {
+                    if byte != 0 {
+                        acc += &self.table[w * 256 + byte as usize];
+                    }
+                }
+                acc
+            }
+
+            /// k·G for every k, skipping the entries `keep` rejects.
+            fn mul_all(
+                &self,
+                scalars: &[Scalar],
+                keep: impl Fn(usize) -> bool + Sync,
+            ) -> Vec<$aff> {
+                let chosen: Vec<&Scalar> = scalars
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| keep(*i))
+                    .map(|(_, s)| s)
+                    .collect();
+                let proj: Vec<$proj> = chosen.par_iter().map(|s| self.mul(s)).collect();
+                let mut out = vec![<$aff>::identity(); proj.len()];
+                out.par_chunks_mut(1 << 12)
+                    .zip(proj.par_chunks(1 << 12))
+                    .for_each(|(o, p)| <$proj>::batch_normalize(p, o));
+                out
+            }
+        }
+    };
+}
+fixed_base!(G1Projective, G1Affine);
+fixed_base!(G2Projective, G2Affine);
+
+/// Parameters for `shape` from explicit toxic waste [α, β, γ, δ, τ] and generators.
+pub(crate) fn generate_parameters(
+    shape: &RecordedShape,
+    g1: G1Projective,
+    g2: G2Projective,
+    [alpha, beta, gamma, delta, tau]: [Scalar; 5],
+    progress: Option<SetupProgress<'_>>,
+) -> Result<Parameters> {
+    let report = |stage: &str, done: usize, total: usize| {
+        if let Some(p) = progress {
+            p(stage, done, total)
+        }
+    };
+    let log = log_domain(shape.num_rows())?;
+    let m = 1usize << log;
+    let gamma_inv = gamma.invert().unwrap();
+    let delta_inv = delta.invert().unwrap();
+
+    report("lagrange", 0, 6);
+    let taus = ntt::powers(tau, Scalar::ONE, m);
+    let mut lagrange = taus.clone();
+    ntt::ntt(&mut lagrange, true)?;
+    let qap = evaluate_qap(shape, &lagrange);
+    drop(lagrange);
+
+    let ni = shape.num_inputs();
+    // Every aux variable must appear somewhere, or its L point is the identity.
+    if let Some(k) = (0..shape.num_aux()).find(|&k| {
+        let v = ni + k;
+        bool::from(qap.at[v].is_zero())
+            && bool::from(qap.bt[v].is_zero())
+            && bool::from(qap.ct[v].is_zero())
+    }) {
+        return Err(Error::UnconstrainedVariable(format!("aux {k}")));
+    }
+
+    report("tables", 1, 6);
+    let t1 = FixedBase::<G1Affine>::new(g1);
+    let t2 = FixedBase::<G2Affine>::new(g2);
+
+    report("h", 2, 6);
+    let z_over_delta = (tau.pow_vartime([m as u64]) - Scalar::ONE) * delta_inv;
+    let h_scalars: Vec<Scalar> = taus[..m - 1]
+        .par_iter()
+        .map(|t| *t * z_over_delta)
+        .collect();
+    let h = t1.mul_all(&h_scalars, |_| true);
+    drop(h_scalars);
+    drop(taus);
+
+    report("ic and l", 3, 6);
+    let lc: Vec<Scalar> = (0..ni + shape.num_aux())
+        .into_par_iter()
+        .map(|v| {
+            let x = beta * qap.at[v] + alpha * qap.bt[v] + qap.ct[v];
+            if v < ni {
+                x * gamma_inv
+            } else {
+                x * delta_inv
+            }
+        })
+        .collect();
+    let ic = t1.mul_all(&lc[..ni], |_| true);
+    let l = t1.mul_all(&lc[ni..], |_| true);
+    drop(lc);
+
+    report("a", 4, 6);
+    let a_aux = shape.a_aux_density();
+    let a = t1.mul_all(&qap.at, |v| v < ni || a_aux.get(v - ni));
+    report("b", 5, 6);
+    let (b_in, b_aux) = (shape.b_input_density(), shape.b_aux_density());
+    let in_b = |v: usize| {
+        if v < ni {
+            b_in.get(v)
+        } else {
+            b_aux.get(v - ni)
+        }
+    };
+    let b_g1 = t1.mul_all(&qap.bt, in_b);
+    let b_g2 = t2.mul_all(&qap.bt, in_b);
+    report("done", 6, 6);
+
+    let vk = VerifyingKey {
+        alpha_g1: (g1 * alpha).to_affine(),
+        beta_g1: (g1 * beta).to_affine(),
+        beta_g2: (g2 * beta).to_affine(),
+        gamma_g2: (g2 * gamma).to_affine(),
+        delta_g1: (g1 * delta).to_affine(),
+        delta_g2: (g2 * delta).to_affine(),
+        ic,
+    };
+    for (what, v) in [
+        ("a", &a),
+        ("b_g1", &b_g1),
+        ("h", &h),
+        ("l", &l),
+        ("vk.ic", &vk.ic),
+    ] {
+        if let Some(i) = v.iter().position(|p| bool::from(p.is_identity())) {
+            return Err(Error::Invalid(format!(
+                "setup produced the identity in {what}[{i}] (an unlucky τ); run it again"
+            )));
+        }
+    }
+    Ok(Parameters {
+        vk,
+        h: Arc::new(h),
+        l: Arc::new(l),
+        a: Arc::new(a),
+        b_g1: Arc::new(b_g1),
+        b_g2: Arc::new(b_g2),
+    })
+}

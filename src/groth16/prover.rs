@@ -1,0 +1,240 @@
+//! The prover: synthesis → witness check → G1 side on a backend → B_G2 → assembly.
+//! Proof math as bellperson's (REFERENCE.md step 5), so the bytes are the same.
+
+use std::sync::Arc;
+
+use bellpepper_core::Circuit;
+use ff::Field;
+use group::{prime::PrimeCurveAffine, Curve};
+use rand_core::RngCore;
+
+use super::{Parameters, Proof, VerifyingKey};
+use crate::backend::{Backend, CpuBackend, G1Side, PreparedParams};
+use crate::error::{Error, Result};
+use crate::synthesis::{self, check_witness, Assignment, RecordedShape};
+use crate::{G1Projective, G2Projective, Scalar};
+
+/// What the prover checks besides what correctness requires.
+#[derive(Clone, Copy, Debug)]
+pub struct ProveOptions {
+    /// Check a·b = c on every row before proving (default on).
+    pub check_witness: bool,
+}
+
+impl Default for ProveOptions {
+    fn default() -> Self {
+        ProveOptions {
+            check_witness: true,
+        }
+    }
+}
+
+/// A backend with a parameter set prepared on it: prove many circuits of one shape.
+pub struct Prover {
+    backend: Arc<dyn Backend>,
+    prepared: PreparedParams,
+    options: ProveOptions,
+}
+
+impl Prover {
+    pub fn new(backend: Arc<dyn Backend>, params: Arc<Parameters>) -> Result<Self> {
+        let prepared = PreparedParams::new(backend.as_ref(), params)?;
+        Ok(Prover {
+            backend,
+            prepared,
+            options: ProveOptions::default(),
+        })
+    }
+
+    pub fn with_options(mut self, options: ProveOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    pub fn backend(&self) -> &dyn Backend {
+        self.backend.as_ref()
+    }
+
+    pub fn params(&self) -> &Arc<Parameters> {
+        &self.prepared.params
+    }
+
+    pub fn prepared(&self) -> &PreparedParams {
+        &self.prepared
+    }
+
+    pub fn prove<C: Circuit<Scalar>>(&self, circuit: C, r: Scalar, s: Scalar) -> Result<Proof> {
+        let asg = synthesis::synthesize(circuit)?;
+        Ok(self.prove_assignments(vec![asg], &[r], &[s])?.remove(0))
+    }
+
+    /// Proves circuits of one shape, synthesized in parallel.
+    pub fn prove_batch<C: Circuit<Scalar> + Send>(
+        &self,
+        circuits: Vec<C>,
+        r: &[Scalar],
+        s: &[Scalar],
+    ) -> Result<Vec<Proof>> {
+        check_randomness(circuits.len(), r, s)?;
+        let asgs = synthesis::synthesize_batch(circuits)?;
+        self.prove_assignments(asgs, r, s)
+    }
+
+    /// Proves circuits of a recorded shape, synthesizing their witnesses only.
+    pub fn prove_recorded<C: Circuit<Scalar> + Send>(
+        &self,
+        shape: &RecordedShape,
+        circuits: Vec<C>,
+        r: &[Scalar],
+        s: &[Scalar],
+    ) -> Result<Vec<Proof>> {
+        check_randomness(circuits.len(), r, s)?;
+        let asgs = shape.synthesize_batch(circuits)?;
+        self.prove_named(asgs, r, s, |row| shape.row_name(row).map(str::to_string))
+    }
+
+    /// Proves already synthesized assignments of one shape.
+    pub fn prove_assignments(
+        &self,
+        asgs: Vec<Assignment>,
+        r: &[Scalar],
+        s: &[Scalar],
+    ) -> Result<Vec<Proof>> {
+        self.prove_named(asgs, r, s, |_| None)
+    }
+
+    /// Proves assignments; `row_name` names an unsatisfied row where known.
+    fn prove_named(
+        &self,
+        mut asgs: Vec<Assignment>,
+        r: &[Scalar],
+        s: &[Scalar],
+        row_name: impl Fn(usize) -> Option<String>,
+    ) -> Result<Vec<Proof>> {
+        check_randomness(asgs.len(), r, s)?;
+        let shape = asgs[0].shape();
+        for (index, asg) in asgs.iter().enumerate().skip(1) {
+            if let Some(what) = shape.difference(&asg.shape()) {
+                return Err(Error::BatchShapeMismatch { index, what });
+            }
+        }
+        self.prepared.params.check_shape(&shape)?;
+        if self.options.check_witness {
+            for asg in &asgs {
+                if let Some(row) = check_witness(asg) {
+                    return Err(Error::Unsatisfied {
+                        row,
+                        path: row_name(row),
+                    });
+                }
+            }
+        }
+        let vk = &self.prepared.params.vk;
+        check_delta(vk)?;
+        asgs.iter_mut()
+            .zip(r.iter().zip(s))
+            .map(|(asg, (r, s))| {
+                let g1 = self.backend.g1_side(&self.prepared, asg)?;
+                let b_g2 = self.backend.b_g2(&self.prepared, asg)?;
+                Ok(assemble(vk, &g1, &b_g2, *r, *s))
+            })
+            .collect()
+    }
+}
+
+fn check_randomness(n: usize, r: &[Scalar], s: &[Scalar]) -> Result<()> {
+    if n == 0 {
+        return Err(Error::EmptyBatch);
+    }
+    if r.len() != n || s.len() != n {
+        return Err(Error::Invalid(format!(
+            "{n} circuits need {n} values of r and of s, got {} and {}",
+            r.len(),
+            s.len()
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_delta(vk: &VerifyingKey) -> Result<()> {
+    if bool::from(vk.delta_g1.is_identity()) || bool::from(vk.delta_g2.is_identity()) {
+        return Err(Error::IdentityDelta);
+    }
+    Ok(())
+}
+
+/// A = α₁ + r·δ₁ + A_msm; B = β₂ + s·δ₂ + B2_msm;
+/// C = s·A_msm + r·B1_msm + r·s·δ₁ + s·α₁ + r·β₁ + H + L.
+pub fn assemble(
+    vk: &VerifyingKey,
+    g1: &G1Side,
+    b_g2: &G2Projective,
+    r: Scalar,
+    s: Scalar,
+) -> Proof {
+    let a = G1Projective::from(vk.alpha_g1) + vk.delta_g1 * r + g1.a;
+    let b = G2Projective::from(vk.beta_g2) + vk.delta_g2 * s + b_g2;
+    let c = g1.a * s
+        + g1.b_g1 * r
+        + vk.delta_g1 * (r * s)
+        + vk.alpha_g1 * s
+        + vk.beta_g1 * r
+        + g1.h
+        + g1.l;
+    Proof {
+        a: a.to_affine(),
+        b: b.to_affine(),
+        c: c.to_affine(),
+    }
+}
+
+/// r then s, bellperson's order for one proof; for a batch, every r then every s.
+pub fn draw_randomness<R: RngCore>(n: usize, rng: &mut R) -> (Vec<Scalar>, Vec<Scalar>) {
+    let r = (0..n).map(|_| Scalar::random(&mut *rng)).collect();
+    let s = (0..n).map(|_| Scalar::random(&mut *rng)).collect();
+    (r, s)
+}
+
+fn cpu_prover(params: &Parameters) -> Result<Prover> {
+    Prover::new(Arc::new(CpuBackend), Arc::new(params.clone()))
+}
+
+/// bellperson's `create_proof`, on the CPU backend.
+pub fn create_proof<C: Circuit<Scalar>>(
+    circuit: C,
+    params: &Parameters,
+    r: Scalar,
+    s: Scalar,
+) -> Result<Proof> {
+    cpu_prover(params)?.prove(circuit, r, s)
+}
+
+/// bellperson's `create_proof_batch`, on the CPU backend.
+pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
+    circuits: Vec<C>,
+    params: &Parameters,
+    r: Vec<Scalar>,
+    s: Vec<Scalar>,
+) -> Result<Vec<Proof>> {
+    cpu_prover(params)?.prove_batch(circuits, &r, &s)
+}
+
+/// bellperson's `create_random_proof`: r then s from `rng`.
+pub fn create_random_proof<C: Circuit<Scalar>, R: RngCore>(
+    circuit: C,
+    params: &Parameters,
+    rng: &mut R,
+) -> Result<Proof> {
+    let (r, s) = draw_randomness(1, rng);
+    create_proof(circuit, params, r[0], s[0])
+}
+
+/// bellperson's `create_random_proof_batch`: every r, then every s.
+pub fn create_random_proof_batch<C: Circuit<Scalar> + Send, R: RngCore>(
+    circuits: Vec<C>,
+    params: &Parameters,
+    rng: &mut R,
+) -> Result<Vec<Proof>> {
+    let (r, s) = draw_randomness(circuits.len(), rng);
+    create_proof_batch(circuits, params, r, s)
+}

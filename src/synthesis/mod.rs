@@ -1,0 +1,190 @@
+//! Synthesis: running a bellpepper circuit to get what the prover needs.
+//!
+//! Two modes give identical [`Assignment`]s:
+//! - **direct** ([`synthesize`]): evaluates every linear combination as the circuit
+//!   builds it, with bellperson's exact semantics (REFERENCE.md, step 1);
+//! - **recorded** ([`RecordedShape`]): the constraint matrices of a circuit shape are
+//!   captured once; later proofs run the circuit for its witness only and get a, b, c
+//!   by a sparse matrix-vector product.
+
+mod check;
+mod prover_cs;
+mod recorded;
+
+pub use check::check_witness;
+pub use prover_cs::ProvingSystem;
+pub(crate) use recorded::{Csr, Var};
+pub use recorded::{RecordedShape, ShapeRecorder, WitnessSystem};
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use bellpepper_core::{Circuit, ConstraintSystem, Index, Variable};
+use ff::Field;
+use rayon::prelude::*;
+
+use crate::density::Density;
+use crate::error::{Error, Result};
+use crate::Scalar;
+
+/// Everything a proof needs from one synthesized circuit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assignment {
+    /// ⟨A, w⟩, ⟨B, w⟩, ⟨C, w⟩ per constraint row, input rows included.
+    pub a: Vec<Scalar>,
+    pub b: Vec<Scalar>,
+    pub c: Vec<Scalar>,
+    /// Input assignment; element 0 is ONE.
+    pub input: Vec<Scalar>,
+    pub aux: Vec<Scalar>,
+    pub a_aux_density: Density,
+    pub b_input_density: Density,
+    pub b_aux_density: Density,
+}
+
+impl Assignment {
+    pub fn num_rows(&self) -> usize {
+        self.a.len()
+    }
+
+    /// What fixes the parameters' lengths: two assignments with the same shape can be
+    /// proved with the same parameters and batched together.
+    pub fn shape(&self) -> Shape {
+        Shape {
+            num_rows: self.a.len(),
+            num_inputs: self.input.len(),
+            num_aux: self.aux.len(),
+            a_aux_density: self.a_aux_density.clone(),
+            b_input_density: self.b_input_density.clone(),
+            b_aux_density: self.b_aux_density.clone(),
+        }
+    }
+
+    /// Public inputs as a verifier sees them (ONE excluded).
+    pub fn public_inputs(&self) -> &[Scalar] {
+        &self.input[1..]
+    }
+
+    /// Bytes held by the vectors, for memory accounting.
+    pub fn heap_bytes(&self) -> usize {
+        (self.a.capacity() + self.b.capacity() + self.c.capacity()) * std::mem::size_of::<Scalar>()
+            + (self.input.capacity() + self.aux.capacity()) * std::mem::size_of::<Scalar>()
+            + (self.a_aux_density.words().len()
+                + self.b_input_density.words().len()
+                + self.b_aux_density.words().len())
+                * 8
+    }
+}
+
+/// The parts of an assignment that fix the parameters' lengths.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub num_rows: usize,
+    pub num_inputs: usize,
+    pub num_aux: usize,
+    pub a_aux_density: Density,
+    pub b_input_density: Density,
+    pub b_aux_density: Density,
+}
+
+impl Shape {
+    /// log2 of the evaluation domain: the smallest power of two ≥ the row count.
+    pub fn log_domain(&self) -> Result<u32> {
+        log_domain(self.num_rows)
+    }
+
+    /// Describes how `other` differs from `self`, if it does.
+    pub fn difference(&self, other: &Shape) -> Option<String> {
+        let counts = [
+            ("constraint rows", self.num_rows, other.num_rows),
+            ("inputs", self.num_inputs, other.num_inputs),
+            ("aux variables", self.num_aux, other.num_aux),
+        ];
+        for (what, a, b) in counts {
+            if a != b {
+                return Some(format!("{b} {what} instead of {a}"));
+            }
+        }
+        let densities = [
+            ("A-aux density", &self.a_aux_density, &other.a_aux_density),
+            (
+                "B-input density",
+                &self.b_input_density,
+                &other.b_input_density,
+            ),
+            ("B-aux density", &self.b_aux_density, &other.b_aux_density),
+        ];
+        for (what, a, b) in densities {
+            if a != b {
+                return Some(format!("its {what} differs"));
+            }
+        }
+        None
+    }
+}
+
+/// log2 of the smallest power of two ≥ `rows`, refusing domains the field cannot
+/// hold (bellperson: `PolynomialDegreeTooLarge` once log2 m ≥ S = 32).
+pub fn log_domain(rows: usize) -> Result<u32> {
+    let m = rows.max(1).next_power_of_two();
+    let log = m.trailing_zeros();
+    if log >= Scalar::S {
+        return Err(Error::DomainTooLarge { rows, log });
+    }
+    Ok(log)
+}
+
+use ff::PrimeField as _;
+
+/// Runs `f`, turning a panic inside circuit code into an error.
+pub(crate) fn guard_panics<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(non-string panic payload)".into());
+            Err(Error::CircuitPanicked(msg))
+        }
+    }
+}
+
+/// Adds bellperson's `input_i · 0 = 0` rows, one per input (ONE included), which make
+/// the IC query fully dense.
+pub(crate) fn enforce_input_rows<CS: ConstraintSystem<Scalar>>(cs: &mut CS, num_inputs: usize) {
+    for i in 0..num_inputs {
+        cs.enforce(|| "", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
+    }
+}
+
+/// Synthesizes one circuit directly, with bellperson's semantics.
+pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Assignment> {
+    guard_panics(|| {
+        let mut cs = ProvingSystem::new();
+        cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+        circuit.synthesize(&mut cs)?;
+        let n = cs.num_inputs();
+        enforce_input_rows(&mut cs, n);
+        Ok(cs.into_assignment())
+    })
+}
+
+/// Synthesizes directly while tracking namespaces, so that an unsatisfied row can be
+/// named. Slower: used to diagnose, not to prove.
+pub fn synthesize_with_names<C: Circuit<Scalar>>(circuit: C) -> Result<(Assignment, Vec<String>)> {
+    guard_panics(|| {
+        let mut cs = ProvingSystem::with_names();
+        cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+        circuit.synthesize(&mut cs)?;
+        let n = cs.num_inputs();
+        enforce_input_rows(&mut cs, n);
+        let names = cs.row_names().to_vec();
+        Ok((cs.into_assignment(), names))
+    })
+}
+
+/// Synthesizes many circuits in parallel (rayon); the first error wins.
+pub fn synthesize_batch<C: Circuit<Scalar> + Send>(circuits: Vec<C>) -> Result<Vec<Assignment>> {
+    circuits.into_par_iter().map(synthesize).collect()
+}

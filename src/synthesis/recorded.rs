@@ -1,0 +1,546 @@
+//! Recorded mode: capture a circuit shape's constraint matrices once, then prove
+//! later instances by running the circuit for its witness only.
+//!
+//! Building bellpepper `LinearCombination`s dominates direct synthesis; the witness
+//! pass skips them (their closures are never called) and a, b, c come from a
+//! parallel sparse matrix-vector product over the recorded CSR matrices.
+
+use std::collections::HashMap;
+
+use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use blst::blst_fr;
+use ff::Field;
+use rayon::prelude::*;
+
+use super::{enforce_input_rows, guard_panics, Assignment};
+use crate::density::Density;
+use crate::error::{Error, Result};
+use crate::Scalar;
+
+/// Column tag: set for aux variables, clear for inputs.
+const AUX: u32 = 1 << 31;
+/// Coefficient-table indices with a fast path.
+const COEFF_ONE: u32 = 0;
+const COEFF_MINUS_ONE: u32 = 1;
+
+/// One constraint matrix in compressed sparse rows, merged zero terms dropped.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Csr {
+    row_start: Vec<usize>,
+    col: Vec<u32>,
+    coeff: Vec<u32>,
+}
+
+impl Csr {
+    fn new() -> Self {
+        Csr {
+            row_start: vec![0],
+            col: vec![],
+            coeff: vec![],
+        }
+    }
+
+    pub(crate) fn rows(&self) -> usize {
+        self.row_start.len() - 1
+    }
+
+    /// The terms of `row`, as (variable, coefficient-table index).
+    pub(crate) fn row(&self, row: usize) -> impl Iterator<Item = (Var, u32)> + '_ {
+        let (s, e) = (self.row_start[row], self.row_start[row + 1]);
+        self.col[s..e]
+            .iter()
+            .zip(&self.coeff[s..e])
+            .map(|(&c, &k)| (Var::decode(c), k))
+    }
+
+    fn nonzeros(&self) -> usize {
+        self.col.len()
+    }
+}
+
+/// A variable of the recorded shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Var {
+    Input(usize),
+    Aux(usize),
+}
+
+impl Var {
+    fn decode(c: u32) -> Var {
+        if c & AUX != 0 {
+            Var::Aux((c & !AUX) as usize)
+        } else {
+            Var::Input(c as usize)
+        }
+    }
+}
+
+/// A circuit shape's constraint matrices and densities, captured once.
+#[derive(Clone, Debug)]
+pub struct RecordedShape {
+    pub(crate) num_inputs: usize,
+    pub(crate) num_aux: usize,
+    /// Rows the circuit itself enforced (input rows excluded).
+    num_user_rows: usize,
+    pub(crate) a: Csr,
+    pub(crate) b: Csr,
+    pub(crate) c: Csr,
+    pub(crate) coeffs: Vec<Scalar>,
+    a_aux_density: Density,
+    b_input_density: Density,
+    b_aux_density: Density,
+    row_names: Vec<String>,
+}
+
+impl RecordedShape {
+    /// Runs `circuit` once, recording its matrices. Returns the shape and, when every
+    /// allocation had a value, that circuit's assignment (parameter-generation
+    /// circuits may have none).
+    pub fn record<C: bellpepper_core::Circuit<Scalar>>(
+        circuit: C,
+    ) -> Result<(RecordedShape, Option<Assignment>)> {
+        guard_panics(|| {
+            let mut rec = ShapeRecorder::new();
+            rec.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+            circuit.synthesize(&mut rec)?;
+            let num_user_rows = rec.a.rows();
+            let n = rec.input.len();
+            enforce_input_rows(&mut rec, n);
+            let missing = rec.missing_values;
+            let (shape, input, aux) = rec.finish(num_user_rows);
+            let asg = if missing {
+                None
+            } else {
+                Some(shape.assignment_from_witness(input, aux)?)
+            };
+            Ok((shape, asg))
+        })
+    }
+
+    /// Runs `circuit` for its witness only and computes its assignment from the
+    /// recorded matrices. A witness whose variable or constraint counts differ from
+    /// the recording is refused.
+    pub fn synthesize<C: bellpepper_core::Circuit<Scalar>>(
+        &self,
+        circuit: C,
+    ) -> Result<Assignment> {
+        guard_panics(|| {
+            let mut ws = WitnessSystem::new(self.num_inputs, self.num_aux);
+            ws.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+            circuit.synthesize(&mut ws)?;
+            if ws.enforced != 0 && ws.enforced != self.num_user_rows {
+                return Err(Error::ShapeDrift(format!(
+                    "the circuit enforced {} constraints, the recording has {}",
+                    ws.enforced, self.num_user_rows
+                )));
+            }
+            self.assignment_from_witness(ws.input, ws.aux)
+        })
+    }
+
+    /// Synthesizes many circuits of this shape in parallel.
+    pub fn synthesize_batch<C: bellpepper_core::Circuit<Scalar> + Send>(
+        &self,
+        circuits: Vec<C>,
+    ) -> Result<Vec<Assignment>> {
+        circuits
+            .into_par_iter()
+            .map(|c| self.synthesize(c))
+            .collect()
+    }
+
+    /// a, b, c = A·w, B·w, C·w for a witness of this shape.
+    pub fn assignment_from_witness(
+        &self,
+        input: Vec<Scalar>,
+        aux: Vec<Scalar>,
+    ) -> Result<Assignment> {
+        if input.len() != self.num_inputs || aux.len() != self.num_aux {
+            return Err(Error::ShapeDrift(format!(
+                "{} inputs and {} aux variables, the recording has {} and {}",
+                input.len(),
+                aux.len(),
+                self.num_inputs,
+                self.num_aux
+            )));
+        }
+        let (a, (b, c)) = rayon::join(
+            || self.spmv(&self.a, &input, &aux),
+            || {
+                rayon::join(
+                    || self.spmv(&self.b, &input, &aux),
+                    || self.spmv(&self.c, &input, &aux),
+                )
+            },
+        );
+        Ok(Assignment {
+            a,
+            b,
+            c,
+            input,
+            aux,
+            a_aux_density: self.a_aux_density.clone(),
+            b_input_density: self.b_input_density.clone(),
+            b_aux_density: self.b_aux_density.clone(),
+        })
+    }
+
+    fn spmv(&self, m: &Csr, input: &[Scalar], aux: &[Scalar]) -> Vec<Scalar> {
+        let coeffs = &self.coeffs;
+        (0..m.rows())
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|row| {
+                let mut acc = Scalar::ZERO;
+                for (var, k) in m.row(row) {
+                    let v = match var {
+                        Var::Input(i) => input[i],
+                        Var::Aux(i) => aux[i],
+                    };
+                    match k {
+                        COEFF_ONE => acc += v,
+                        COEFF_MINUS_ONE => acc -= v,
+                        _ => acc += v * coeffs[k as usize],
+                    }
+                }
+                acc
+            })
+            .collect()
+    }
+
+    pub fn num_rows(&self) -> usize {
+        self.a.rows()
+    }
+    pub fn num_inputs(&self) -> usize {
+        self.num_inputs
+    }
+    pub fn num_aux(&self) -> usize {
+        self.num_aux
+    }
+    /// Distinct coefficients in the matrices (after deduplication).
+    pub fn num_coefficients(&self) -> usize {
+        self.coeffs.len()
+    }
+    /// Nonzero terms of A, B and C.
+    pub fn nonzeros(&self) -> (usize, usize, usize) {
+        (self.a.nonzeros(), self.b.nonzeros(), self.c.nonzeros())
+    }
+    /// Namespace path of `row`, as the circuit named it.
+    pub fn row_name(&self, row: usize) -> Option<&str> {
+        self.row_names.get(row).map(|s| s.as_str())
+    }
+    pub fn a_aux_density(&self) -> &Density {
+        &self.a_aux_density
+    }
+    pub fn b_input_density(&self) -> &Density {
+        &self.b_input_density
+    }
+    pub fn b_aux_density(&self) -> &Density {
+        &self.b_aux_density
+    }
+}
+
+/// Constraint system that records the matrices (and the values, when present).
+pub struct ShapeRecorder {
+    input: Vec<Scalar>,
+    aux: Vec<Scalar>,
+    missing_values: bool,
+    a: Csr,
+    b: Csr,
+    c: Csr,
+    coeffs: Vec<Scalar>,
+    coeff_index: HashMap<[u64; 4], u32>,
+    a_aux_density: Density,
+    b_input_density: Density,
+    b_aux_density: Density,
+    namespace: Vec<String>,
+    row_names: Vec<String>,
+}
+
+impl ShapeRecorder {
+    fn coeff_id(&mut self, coeff: &Scalar) -> u32 {
+        let key = blst_fr::from(*coeff).l;
+        if let Some(&id) = self.coeff_index.get(&key) {
+            return id;
+        }
+        let id = self.coeffs.len() as u32;
+        self.coeffs.push(*coeff);
+        self.coeff_index.insert(key, id);
+        id
+    }
+
+    fn record_lc(
+        &mut self,
+        lc: &LinearCombination<Scalar>,
+        which: usize,
+        track_inputs: bool,
+        track_aux: bool,
+    ) {
+        let mut cols = Vec::new();
+        for (&i, coeff) in lc.iter_inputs() {
+            if bool::from(coeff.is_zero()) {
+                continue;
+            }
+            let id = self.coeff_id(coeff);
+            cols.push((i as u32, id));
+            if track_inputs {
+                self.b_input_density.set(i);
+            }
+        }
+        for (&i, coeff) in lc.iter_aux() {
+            if bool::from(coeff.is_zero()) {
+                continue;
+            }
+            let id = self.coeff_id(coeff);
+            cols.push((i as u32 | AUX, id));
+            if track_aux {
+                match which {
+                    0 => self.a_aux_density.set(i),
+                    _ => self.b_aux_density.set(i),
+                }
+            }
+        }
+        let m = match which {
+            0 => &mut self.a,
+            1 => &mut self.b,
+            _ => &mut self.c,
+        };
+        for (col, id) in cols {
+            m.col.push(col);
+            m.coeff.push(id);
+        }
+        m.row_start.push(m.col.len());
+    }
+
+    fn finish(self, num_user_rows: usize) -> (RecordedShape, Vec<Scalar>, Vec<Scalar>) {
+        let shape = RecordedShape {
+            num_inputs: self.input.len(),
+            num_aux: self.aux.len(),
+            num_user_rows,
+            a: self.a,
+            b: self.b,
+            c: self.c,
+            coeffs: self.coeffs,
+            a_aux_density: self.a_aux_density,
+            b_input_density: self.b_input_density,
+            b_aux_density: self.b_aux_density,
+            row_names: self.row_names,
+        };
+        (shape, self.input, self.aux)
+    }
+
+    fn value(
+        &mut self,
+        f: impl FnOnce() -> Result<Scalar, SynthesisError>,
+    ) -> Result<Scalar, SynthesisError> {
+        match f() {
+            Ok(v) => Ok(v),
+            Err(SynthesisError::AssignmentMissing) => {
+                self.missing_values = true;
+                Ok(Scalar::ZERO)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl ConstraintSystem<Scalar> for ShapeRecorder {
+    type Root = Self;
+
+    fn new() -> Self {
+        let mut rec = ShapeRecorder {
+            input: vec![],
+            aux: vec![],
+            missing_values: false,
+            a: Csr::new(),
+            b: Csr::new(),
+            c: Csr::new(),
+            coeffs: vec![],
+            coeff_index: HashMap::new(),
+            a_aux_density: Density::new(),
+            b_input_density: Density::new(),
+            b_aux_density: Density::new(),
+            namespace: vec![],
+            row_names: vec![],
+        };
+        assert_eq!(rec.coeff_id(&Scalar::ONE), COEFF_ONE);
+        assert_eq!(rec.coeff_id(&-Scalar::ONE), COEFF_MINUS_ONE);
+        rec
+    }
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        let v = self.value(f)?;
+        self.aux.push(v);
+        self.a_aux_density.push(false);
+        self.b_aux_density.push(false);
+        Ok(Variable(Index::Aux(self.aux.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        let v = self.value(f)?;
+        self.input.push(v);
+        self.b_input_density.push(false);
+        Ok(Variable(Index::Input(self.input.len() - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, annotation: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let own: String = annotation().into();
+        let mut path = self.namespace.join("/");
+        if !own.is_empty() {
+            if !path.is_empty() {
+                path.push('/');
+            }
+            path.push_str(&own);
+        }
+        self.row_names.push(path);
+        let a = a(LinearCombination::zero());
+        let b = b(LinearCombination::zero());
+        let c = c(LinearCombination::zero());
+        self.record_lc(&a, 0, false, true);
+        self.record_lc(&b, 1, true, true);
+        self.record_lc(&c, 2, false, false);
+    }
+
+    fn push_namespace<NR, N>(&mut self, name_fn: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+        self.namespace.push(name_fn().into());
+    }
+
+    fn pop_namespace(&mut self) {
+        self.namespace.pop();
+    }
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// Constraint system for the witness pass: it keeps values and counts constraints,
+/// never building a linear combination. It offers bellpepper's witness-generator
+/// protocol so circuits that support it can write values in bulk.
+pub struct WitnessSystem {
+    input: Vec<Scalar>,
+    aux: Vec<Scalar>,
+    enforced: usize,
+}
+
+impl WitnessSystem {
+    pub fn new(inputs_hint: usize, aux_hint: usize) -> Self {
+        WitnessSystem {
+            input: Vec::with_capacity(inputs_hint),
+            aux: Vec::with_capacity(aux_hint),
+            enforced: 0,
+        }
+    }
+}
+
+impl ConstraintSystem<Scalar> for WitnessSystem {
+    type Root = Self;
+
+    fn new() -> Self {
+        WitnessSystem::new(0, 0)
+    }
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux.push(f()?);
+        Ok(Variable(Index::Aux(self.aux.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.input.push(f()?);
+        Ok(Variable(Index::Input(self.input.len() - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        self.enforced += 1;
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+
+    fn is_witness_generator(&self) -> bool {
+        true
+    }
+
+    fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
+        self.input.extend_from_slice(new_inputs);
+    }
+
+    fn extend_aux(&mut self, new_aux: &[Scalar]) {
+        self.aux.extend_from_slice(new_aux);
+    }
+
+    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Scalar], &mut [Scalar]) {
+        let (a0, i0) = (self.aux.len(), self.input.len());
+        self.aux.resize(a0 + aux_n, Scalar::ZERO);
+        self.input.resize(i0 + inputs_n, Scalar::ZERO);
+        (&mut self.aux[a0..], &mut self.input[i0..])
+    }
+
+    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Scalar] {
+        let i0 = self.input.len();
+        self.input.resize(i0 + n, Scalar::ZERO);
+        &mut self.input[i0..]
+    }
+
+    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
+        let a0 = self.aux.len();
+        self.aux.resize(a0 + n, Scalar::ZERO);
+        &mut self.aux[a0..]
+    }
+
+    fn inputs_slice(&self) -> &[Scalar] {
+        &self.input
+    }
+
+    fn aux_slice(&self) -> &[Scalar] {
+        &self.aux
+    }
+}
