@@ -1,0 +1,3 @@
+pub fn unavailable_reason() -> &'static str {
+    "not implemented yet"
+}

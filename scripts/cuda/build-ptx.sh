@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Build kernels/crossgroth.ptx from kernels/*.cu(h), or check that the committed
+# PTX is up to date.
+#
+#   scripts/cuda/build-ptx.sh          regenerate kernels/crossgroth.ptx
+#   scripts/cuda/build-ptx.sh --check  regenerate into a temp dir, fail if it
+#                                      differs from the committed file, and
+#                                      assemble it with ptxas -arch=sm_90
+#
+# Toolchain: pinned PyPI wheels of CUDA 12.0 (no CUDA install, no GPU needed):
+# NVRTC compiles CUDA C to PTX for the virtual architecture compute_70; ptxas
+# assembles it for checking. The PyPI -cu12 nvcc wheels carry no nvcc driver
+# (only ptxas), so NVRTC is the compiler. PTX from CUDA 12.0 is ISA 8.0, which
+# every driver from R525 on JIT-compiles: minimum NVIDIA driver 525.60.13
+# (Linux), GPUs from Volta (sm_70) on.
+#
+# The wheels go to $CROSSGROTH_CUDA_TOOLS (default: target/cuda-tools in the
+# repository), installed once.
+set -euo pipefail
+
+NVRTC_WHEEL="nvidia-cuda-nvrtc-cu12==12.0.140"
+NVCC_WHEEL="nvidia-cuda-nvcc-cu12==12.0.140"
+ARCH="compute_70"
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+tools="${CROSSGROTH_CUDA_TOOLS:-$repo/target/cuda-tools}"
+stamp="$tools/.installed-12.0.140"
+python="${PYTHON:-python3}"
+
+if [[ ! -f "$stamp" ]]; then
+    echo "build-ptx: installing $NVRTC_WHEEL $NVCC_WHEEL into $tools" >&2
+    mkdir -p "$tools"
+    "$python" -m pip install --quiet --disable-pip-version-check --no-deps --target "$tools" \
+        "$NVRTC_WHEEL" "$NVCC_WHEEL"
+    touch "$stamp"
+fi
+libnvrtc="$tools/nvidia/cuda_nvrtc/lib/libnvrtc.so.12"
+ptxas="$tools/nvidia/cuda_nvcc/bin/ptxas"
+chmod +x "$ptxas" 2>/dev/null || true
+
+compile() {  # $1: output file
+    # Work on a copy under a fixed relative name so no checkout path can reach
+    # the output; -I. resolves the kernels' includes.
+    (cd "$repo/kernels" && "$python" "$repo/scripts/cuda/nvrtc_ptx.py" "$libnvrtc" crossgroth.cu "$1" \
+        "--gpu-architecture=$ARCH" -std=c++17 -I. -DNDEBUG)
+}
+
+if [[ "${1:-}" == "--check" ]]; then
+    tmp="$(mktemp -d)"
+    trap 'rm -rf "$tmp"' EXIT
+    compile "$tmp/crossgroth.ptx"
+    if ! cmp -s "$tmp/crossgroth.ptx" "$repo/kernels/crossgroth.ptx"; then
+        echo "build-ptx: kernels/crossgroth.ptx is stale; run scripts/cuda/build-ptx.sh and commit it" >&2
+        diff <(head -c 200000 "$repo/kernels/crossgroth.ptx" 2>/dev/null || true) \
+             <(head -c 200000 "$tmp/crossgroth.ptx") | head -20 >&2 || true
+        exit 1
+    fi
+    "$ptxas" -arch=sm_90 -O3 "$tmp/crossgroth.ptx" -o "$tmp/crossgroth.cubin"
+    echo "build-ptx: kernels/crossgroth.ptx is up to date and assembles for sm_90"
+else
+    compile "$repo/kernels/crossgroth.ptx"
+    echo "build-ptx: wrote kernels/crossgroth.ptx ($(wc -c < "$repo/kernels/crossgroth.ptx") bytes)"
+fi

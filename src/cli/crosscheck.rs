@@ -1,0 +1,165 @@
+//! `crossgroth crosscheck`: the same inputs through every available backend, each
+//! operation's output and the final proof bytes compared with the cpu backend.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use crossgroth::backend::{
+    b_inputs, open_backend, Backend, BackendKind, CpuBackend, MsmInput, PreparedParams,
+};
+use crossgroth::circuits::CircuitSpec;
+use crossgroth::groth16::{self, Parameters, Prover};
+use crossgroth::synthesis::{synthesize, Assignment};
+use crossgroth::Scalar;
+use ff::Field;
+use rand_core::SeedableRng;
+
+/// One compared operation: its name, whether it matched, and both times.
+struct Outcome {
+    op: &'static str,
+    matched: bool,
+    cpu_s: f64,
+    other_s: f64,
+}
+
+fn timed<T>(
+    f: impl FnOnce() -> crossgroth::error::Result<T>,
+) -> crossgroth::error::Result<(T, f64)> {
+    let t = Instant::now();
+    let v = f()?;
+    Ok((v, t.elapsed().as_secs_f64()))
+}
+
+pub fn run(circuit: CircuitSpec, params_path: Option<PathBuf>, seed: u64) -> Result<()> {
+    let params = Arc::new(match params_path {
+        Some(p) => Parameters::read_file(&p, true)?,
+        None => groth16::generate_random_parameters(
+            circuit.blank(),
+            &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed),
+            None,
+        )?,
+    });
+    let asg = synthesize(circuit.instance(seed))?;
+    let cpu: Arc<dyn Backend> = Arc::new(CpuBackend);
+    let others: Vec<Arc<dyn Backend>> = [BackendKind::Cuda, BackendKind::Wgpu]
+        .into_iter()
+        .filter_map(|k| match open_backend(k) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                println!("{k}: skipped, {e}");
+                None
+            }
+        })
+        .collect();
+    let mut failures = 0;
+    for other in &others {
+        println!(
+            "{} ({}) against cpu, {circuit}:",
+            other.name(),
+            other.device()
+        );
+        for o in compare(&cpu, other, &params, &asg, seed)? {
+            println!(
+                "  {:10} {:8}  cpu {:8.4} s  {} {:8.4} s",
+                o.op,
+                if o.matched { "match" } else { "MISMATCH" },
+                o.cpu_s,
+                other.name(),
+                o.other_s
+            );
+            failures += usize::from(!o.matched);
+        }
+    }
+    if others.is_empty() {
+        println!("only the cpu backend is available here: nothing to compare it with");
+    }
+    if failures > 0 {
+        bail!("{failures} operations differ from the cpu backend");
+    }
+    Ok(())
+}
+
+fn compare(
+    cpu: &Arc<dyn Backend>,
+    other: &Arc<dyn Backend>,
+    params: &Arc<Parameters>,
+    asg: &Assignment,
+    seed: u64,
+) -> Result<Vec<Outcome>> {
+    let mut out = vec![];
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let m = asg.num_rows().next_power_of_two();
+    let values: Vec<Scalar> = (0..m).map(|_| Scalar::random(&mut rng)).collect();
+    let (mut x, mut y) = (values.clone(), values);
+    let ((), cpu_s) = timed(|| cpu.ntt(&mut x, false))?;
+    let ((), other_s) = timed(|| other.ntt(&mut y, false))?;
+    out.push(Outcome {
+        op: "ntt",
+        matched: x == y,
+        cpu_s,
+        other_s,
+    });
+
+    let (h_cpu, cpu_s) = timed(|| cpu.compute_h(asg.a.clone(), asg.b.clone(), asg.c.clone()))?;
+    let (h_other, other_s) =
+        timed(|| other.compute_h(asg.a.clone(), asg.b.clone(), asg.c.clone()))?;
+    out.push(Outcome {
+        op: "h",
+        matched: h_cpu == h_other,
+        cpu_s,
+        other_s,
+    });
+
+    let pc = PreparedParams::new(cpu.as_ref(), params.clone())?;
+    let po = PreparedParams::new(other.as_ref(), params.clone())?;
+    let a_aux = MsmInput {
+        scalars: &asg.aux,
+        density: Some(&asg.a_aux_density),
+        base_offset: asg.input.len(),
+    };
+    let g1_ops: [(
+        &'static str,
+        fn(&PreparedParams) -> &crossgroth::backend::G1Bases,
+        Vec<MsmInput<'_>>,
+    ); 4] = [
+        ("msm h", |p| &p.h, vec![MsmInput::dense(&h_cpu)]),
+        ("msm l", |p| &p.l, vec![MsmInput::dense(&asg.aux)]),
+        ("msm a", |p| &p.a, vec![MsmInput::dense(&asg.input), a_aux]),
+        ("msm b_g1", |p| &p.b_g1, b_inputs(asg).to_vec()),
+    ];
+    for (op, bases, inputs) in g1_ops {
+        let (c, cpu_s) = timed(|| cpu.msm_g1(bases(&pc), &inputs))?;
+        let (o, other_s) = timed(|| other.msm_g1(bases(&po), &inputs))?;
+        out.push(Outcome {
+            op,
+            matched: c == o,
+            cpu_s,
+            other_s,
+        });
+    }
+    let (c, cpu_s) = timed(|| cpu.msm_g2(&pc.b_g2, &b_inputs(asg)))?;
+    let (o, other_s) = timed(|| other.msm_g2(&po.b_g2, &b_inputs(asg)))?;
+    out.push(Outcome {
+        op: "msm b_g2",
+        matched: c == o,
+        cpu_s,
+        other_s,
+    });
+
+    let (r, s) = groth16::draw_randomness(1, &mut rng);
+    let (p_cpu, cpu_s) = timed(|| {
+        Prover::new(cpu.clone(), params.clone())?.prove_assignments(vec![asg.clone()], &r, &s)
+    })?;
+    let (p_other, other_s) = timed(|| {
+        Prover::new(other.clone(), params.clone())?.prove_assignments(vec![asg.clone()], &r, &s)
+    })?;
+    out.push(Outcome {
+        op: "proof",
+        matched: p_cpu[0].to_bytes() == p_other[0].to_bytes(),
+        cpu_s,
+        other_s,
+    });
+    Ok(out)
+}
