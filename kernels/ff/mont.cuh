@@ -70,8 +70,17 @@ struct mont_t {
     __device__ __forceinline__ mont_t neg() const { return zero() - *this; }
     __device__ __forceinline__ mont_t dbl() const { return *this + *this; }
 
-    // Montgomery product a * b * R^-1 mod p (CIOS, one outer step per limb of b).
+    // Montgomery product. Fields with P::inline_mul inline it (Fr: NTT); the
+    // others (Fq) call one out-of-line copy, which keeps the PTX small (the
+    // point formulas would otherwise inline hundreds of 12-limb products).
     __device__ __forceinline__ friend mont_t operator*(const mont_t& a, const mont_t& b) {
+        if (P::inline_mul) return mul_inl(a, b);
+        return mul_call(a, b);
+    }
+    __device__ __noinline__ static mont_t mul_call(mont_t a, mont_t b) { return mul_inl(a, b); }
+
+    // Montgomery product a * b * R^-1 mod p (CIOS, one outer step per limb of b).
+    __device__ __forceinline__ static mont_t mul_inl(const mont_t& a, const mont_t& b) {
         u32 t[N + 2];
 #pragma unroll
         for (int j = 0; j < N + 2; j++) t[j] = 0;

@@ -246,9 +246,10 @@ __device__ __forceinline__ void msm_to_jacobian_impl(const X* __restrict__ in, u
 }
 
 #define MSM_INSTANTIATE(G)                                                                                        \
-    extern "C" __global__ void G##_msm_accumulate(const G##_affine_t* bases, const u32* keys, const u32* vals,    \
-                                                  const u32* offsets, u32 nb, u32 L, G##_xyzz_t* buckets,         \
-                                                  G##_xyzz_t* heads, G##_xyzz_t* tails) {                         \
+    extern "C" __global__ void G##_msm_accumulate(const G##_hot_affine_t* bases, const u32* keys,                 \
+                                                  const u32* vals, const u32* offsets, u32 nb, u32 L,             \
+                                                  G##_hot_xyzz_t* buckets, G##_hot_xyzz_t* heads,                 \
+                                                  G##_hot_xyzz_t* tails) {                                        \
         msm_accumulate_impl(bases, keys, vals, offsets, nb, L, buckets, heads, tails);                            \
     }                                                                                                             \
     extern "C" __global__ void G##_msm_fixup(const u32* offsets, u32 nb, u32 L, G##_xyzz_t* buckets,              \

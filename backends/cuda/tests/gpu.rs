@@ -1,1 +1,706 @@
+//! GPU tests of crossgroth-cuda against blst on the host.
+//!
+//! Without a CUDA device every test prints that it was SKIPPED and passes,
+//! unless CROSSGROTH_REQUIRE_CUDA=1, in which case a missing device fails.
+//! Inputs are fresh random values each run; the seed is printed.
 
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use blst::*;
+use crossgroth_cuda::{host, CudaBackend, CudaError};
+use rand::rngs::StdRng;
+use rand::{Rng, RngCore, SeedableRng};
+
+fn backend() -> Option<&'static CudaBackend> {
+    static B: OnceLock<Option<CudaBackend>> = OnceLock::new();
+    B.get_or_init(|| {
+        let require = std::env::var("CROSSGROTH_REQUIRE_CUDA").map(|v| v == "1").unwrap_or(false);
+        let t = Instant::now();
+        match CudaBackend::new(0) {
+            Ok(b) => {
+                eprintln!("CUDA device: {:?}; module loaded in {:.2?}", b.info(), t.elapsed());
+                Some(b)
+            }
+            Err(e) if e.is_unavailable() && !require => {
+                // Written to the real stderr (not the test harness's capture) so
+                // it shows even when the tests pass.
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "!!!!!!!! CUDA TESTS SKIPPED: {e} (set CROSSGROTH_REQUIRE_CUDA=1 to fail instead) !!!!!!!!"
+                );
+                None
+            }
+            Err(e) => panic!("CUDA backend required but not usable: {e}"),
+        }
+    })
+    .as_ref()
+}
+
+macro_rules! gpu_or_skip {
+    () => {
+        match backend() {
+            Some(b) => b,
+            None => {
+                eprintln!("SKIPPED (no CUDA device)");
+                return;
+            }
+        }
+    };
+}
+
+fn rng() -> StdRng {
+    let seed: u64 = rand::thread_rng().gen();
+    eprintln!("seed = {seed:#x}");
+    StdRng::seed_from_u64(seed)
+}
+
+// ------------------------------------------------------------------ Fr helpers
+
+fn fr_random(rng: &mut impl RngCore) -> blst_fr {
+    let mut bytes = [0u8; 64];
+    rng.fill_bytes(&mut bytes);
+    let mut s = blst_scalar::default();
+    let mut f = blst_fr::default();
+    unsafe {
+        blst_scalar_from_le_bytes(&mut s, bytes.as_ptr(), 64);
+        blst_fr_from_scalar(&mut f, &s);
+    }
+    f
+}
+fn fr_u64(v: u64) -> blst_fr {
+    host::fr_from_u64(v)
+}
+fn fr_zero() -> blst_fr {
+    blst_fr::default()
+}
+fn fr_minus_one() -> blst_fr {
+    host::fr_sub(&fr_zero(), &fr_u64(1))
+}
+fn fr_add(a: &blst_fr, b: &blst_fr) -> blst_fr {
+    let mut r = blst_fr::default();
+    unsafe { blst_fr_add(&mut r, a, b) };
+    r
+}
+fn fr_scalar_bytes(f: &blst_fr) -> [u8; 32] {
+    let mut s = blst_scalar::default();
+    unsafe { blst_scalar_from_fr(&mut s, f) };
+    s.b
+}
+
+// --------------------------------------------------------------- point helpers
+
+fn g1_mul(p: &blst_p1, f: &blst_fr) -> blst_p1 {
+    let b = fr_scalar_bytes(f);
+    let mut r = blst_p1::default();
+    unsafe { blst_p1_mult(&mut r, p, b.as_ptr(), 255) };
+    r
+}
+fn g2_mul(p: &blst_p2, f: &blst_fr) -> blst_p2 {
+    let b = fr_scalar_bytes(f);
+    let mut r = blst_p2::default();
+    unsafe { blst_p2_mult(&mut r, p, b.as_ptr(), 255) };
+    r
+}
+fn g1_gen() -> blst_p1 {
+    unsafe { *blst_p1_generator() }
+}
+fn g2_gen() -> blst_p2 {
+    unsafe { *blst_p2_generator() }
+}
+
+/// n distinct-looking G1 points: a walk with 8 random steps.
+fn g1_points(rng: &mut impl RngCore, n: usize) -> Vec<blst_p1_affine> {
+    let steps: Vec<blst_p1> = (0..8).map(|_| g1_mul(&g1_gen(), &fr_random(rng))).collect();
+    let mut acc = g1_mul(&g1_gen(), &fr_random(rng));
+    let mut jac = Vec::with_capacity(n);
+    for i in 0..n {
+        unsafe { blst_p1_add_or_double(&mut acc, &acc, &steps[i % 8]) };
+        jac.push(acc);
+    }
+    let mut out = vec![blst_p1_affine::default(); n];
+    if n > 0 {
+        let ptrs = [jac.as_ptr(), std::ptr::null()];
+        unsafe { blst_p1s_to_affine(out.as_mut_ptr(), ptrs.as_ptr(), n) };
+    }
+    out
+}
+fn g2_points(rng: &mut impl RngCore, n: usize) -> Vec<blst_p2_affine> {
+    let steps: Vec<blst_p2> = (0..8).map(|_| g2_mul(&g2_gen(), &fr_random(rng))).collect();
+    let mut acc = g2_mul(&g2_gen(), &fr_random(rng));
+    let mut jac = Vec::with_capacity(n);
+    for i in 0..n {
+        unsafe { blst_p2_add_or_double(&mut acc, &acc, &steps[i % 8]) };
+        jac.push(acc);
+    }
+    let mut out = vec![blst_p2_affine::default(); n];
+    if n > 0 {
+        let ptrs = [jac.as_ptr(), std::ptr::null()];
+        unsafe { blst_p2s_to_affine(out.as_mut_ptr(), ptrs.as_ptr(), n) };
+    }
+    out
+}
+fn g1_neg(p: &blst_p1_affine) -> blst_p1_affine {
+    let mut j = blst_p1::default();
+    unsafe {
+        blst_p1_from_affine(&mut j, p);
+        blst_p1_cneg(&mut j, true);
+        let mut a = blst_p1_affine::default();
+        blst_p1_to_affine(&mut a, &j);
+        a
+    }
+}
+
+/// Reference: sum of scalar multiplications (identity bases allowed).
+fn g1_naive(bases: &[blst_p1_affine], scalars: &[blst_fr]) -> blst_p1 {
+    let mut acc = blst_p1::default();
+    for (b, s) in bases.iter().zip(scalars) {
+        let mut p = blst_p1::default();
+        unsafe { blst_p1_from_affine(&mut p, b) };
+        let t = g1_mul(&p, s);
+        unsafe { blst_p1_add_or_double(&mut acc, &acc, &t) };
+    }
+    acc
+}
+fn g2_naive(bases: &[blst_p2_affine], scalars: &[blst_fr]) -> blst_p2 {
+    let mut acc = blst_p2::default();
+    for (b, s) in bases.iter().zip(scalars) {
+        let mut p = blst_p2::default();
+        unsafe { blst_p2_from_affine(&mut p, b) };
+        let t = g2_mul(&p, s);
+        unsafe { blst_p2_add_or_double(&mut acc, &acc, &t) };
+    }
+    acc
+}
+/// Reference for large sizes: blst's single-threaded Pippenger.
+fn g1_pippenger(bases: &[blst_p1_affine], scalars: &[blst_fr]) -> blst_p1 {
+    let n = bases.len().min(scalars.len());
+    let sc: Vec<[u8; 32]> = scalars[..n].iter().map(fr_scalar_bytes).collect();
+    let flat: Vec<u8> = sc.concat();
+    let mut ret = blst_p1::default();
+    unsafe {
+        let scratch_len = blst_p1s_mult_pippenger_scratch_sizeof(n) / 8 + 1;
+        let mut scratch = vec![0u64; scratch_len];
+        let pts = [bases.as_ptr(), std::ptr::null()];
+        let scs = [flat.as_ptr(), std::ptr::null()];
+        blst_p1s_mult_pippenger(
+            &mut ret,
+            pts.as_ptr(),
+            n,
+            scs.as_ptr(),
+            255,
+            scratch.as_mut_ptr() as *mut limb_t,
+        );
+    }
+    ret
+}
+
+fn g1_eq(a: &blst_p1, b: &blst_p1) -> bool {
+    unsafe { blst_p1_is_equal(a, b) }
+}
+fn g2_eq(a: &blst_p2, b: &blst_p2) -> bool {
+    unsafe { blst_p2_is_equal(a, b) }
+}
+
+fn check_g1(gpu: &CudaBackend, bases: &[blst_p1_affine], scalars: &[blst_fr], what: &str) {
+    let d = gpu.upload_g1_bases(bases).expect("upload");
+    let t = Instant::now();
+    let got = gpu.msm_g1(&d, scalars, None).expect("msm_g1");
+    let gpu_t = t.elapsed();
+    let want = if scalars.len() > 3000 {
+        g1_pippenger(bases, scalars)
+    } else {
+        g1_naive(bases, scalars)
+    };
+    assert!(
+        g1_eq(&got, &want),
+        "G1 MSM mismatch: {what} (n = {})",
+        scalars.len()
+    );
+    eprintln!("ok G1 {what}: n = {} ({gpu_t:.2?})", scalars.len());
+}
+fn check_g2(gpu: &CudaBackend, bases: &[blst_p2_affine], scalars: &[blst_fr], what: &str) {
+    let d = gpu.upload_g2_bases(bases).expect("upload");
+    let got = gpu.msm_g2(&d, scalars, None).expect("msm_g2");
+    let want = g2_naive(bases, scalars);
+    assert!(
+        g2_eq(&got, &want),
+        "G2 MSM mismatch: {what} (n = {})",
+        scalars.len()
+    );
+    eprintln!("ok G2 {what}: n = {}", scalars.len());
+}
+
+// ---------------------------------------------------------------------- tests
+
+#[test]
+fn t00_probe_reports_devices_or_reason() {
+    let line = crossgroth_cuda::describe();
+    eprintln!("crossgroth-cuda: {line}");
+    match crossgroth_cuda::probe() {
+        Ok(devs) => assert!(!devs.is_empty()),
+        Err(e) => {
+            assert!(e.is_unavailable(), "probe failed for another reason: {e}");
+            assert!(e.to_string().starts_with("unavailable"));
+        }
+    }
+    let _ = backend();
+}
+
+#[test]
+fn t01_backend_is_send_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<CudaBackend>();
+    assert_send_sync::<crossgroth_cuda::G1Bases>();
+    assert_send_sync::<crossgroth_cuda::G2Bases>();
+}
+
+#[test]
+fn t10_msm_g1_random_sizes() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    for &n in &[1usize, 2, 3, 7, 64, 100, 1000, 2049, 5000, 65_536 + 123] {
+        let bases = g1_points(&mut rng, n);
+        let scalars: Vec<blst_fr> = (0..n).map(|_| fr_random(&mut rng)).collect();
+        check_g1(gpu, &bases, &scalars, "random");
+    }
+}
+
+#[test]
+fn t11_msm_g1_edge_cases() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    let n = 700;
+    let bases = g1_points(&mut rng, n);
+    let m1 = fr_minus_one();
+    // empty
+    let d = gpu.upload_g1_bases(&bases).unwrap();
+    let got = gpu.msm_g1(&d, &[], None).unwrap();
+    assert!(
+        unsafe { blst_p1_is_inf(&got) },
+        "empty MSM is not the identity"
+    );
+    check_g1(gpu, &bases, &vec![fr_zero(); n], "all zero scalars");
+    check_g1(gpu, &bases, &vec![fr_u64(1); n], "all one scalars");
+    check_g1(gpu, &bases, &vec![m1; n], "all p-1 scalars");
+    check_g1(
+        gpu,
+        &bases,
+        &vec![fr_u64(5); n],
+        "all equal scalars (one hot bucket)",
+    );
+    check_g1(gpu, &bases, &vec![fr_u64(2); 1], "scalar 2");
+    // mixture of 0, 1, p-1, small, random
+    let mixed: Vec<blst_fr> = (0..n)
+        .map(|i| match i % 6 {
+            0 => fr_zero(),
+            1 => fr_u64(1),
+            2 => m1,
+            3 => fr_u64(rng.gen_range(2..1000)),
+            4 => host::fr_sub(&m1, &fr_u64(rng.gen_range(1..1000))),
+            _ => fr_random(&mut rng),
+        })
+        .collect();
+    check_g1(gpu, &bases, &mixed, "mixed 0/1/p-1/small/random");
+    // identity bases among random ones
+    let mut with_inf = bases.clone();
+    for i in (0..n).step_by(3) {
+        with_inf[i] = blst_p1_affine::default();
+    }
+    let scalars: Vec<blst_fr> = (0..n).map(|_| fr_random(&mut rng)).collect();
+    check_g1(gpu, &with_inf, &scalars, "identity bases");
+    check_g1(gpu, &with_inf, &mixed, "identity bases, mixed scalars");
+    // repeated bases: the same point everywhere, equal scalars (doubling path)
+    let same = vec![bases[0]; n];
+    check_g1(
+        gpu,
+        &same,
+        &vec![fr_u64(3); n],
+        "repeated base, equal scalars",
+    );
+    check_g1(gpu, &same, &scalars, "repeated base, random scalars");
+    // P and -P with equal scalars (cancellation to identity inside buckets)
+    let mut pm = Vec::new();
+    for i in 0..n / 2 {
+        pm.push(bases[i]);
+        pm.push(g1_neg(&bases[i]));
+    }
+    check_g1(
+        gpu,
+        &pm,
+        &vec![fr_u64(77); pm.len()],
+        "P and -P, equal scalars",
+    );
+    let s2: Vec<blst_fr> = (0..pm.len())
+        .map(|i| {
+            if i % 2 == 0 {
+                fr_u64(9)
+            } else {
+                host::fr_sub(&fr_zero(), &fr_u64(9))
+            }
+        })
+        .collect();
+    check_g1(gpu, &pm, &s2, "P and -P, opposite scalars");
+    // fewer scalars than bases
+    check_g1(gpu, &bases, &scalars[..n / 3], "fewer scalars than bases");
+}
+
+#[test]
+fn t12_msm_g1_density() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    for &(nvars, p_in) in &[
+        (1usize, 1.0f64),
+        (63, 0.5),
+        (64, 0.3),
+        (65, 0.9),
+        (1000, 0.5),
+        (4321, 0.1),
+        (20_000, 0.7),
+    ] {
+        let mut words = vec![0u64; nvars.div_ceil(64) + 1];
+        let mut included = Vec::new();
+        for i in 0..nvars {
+            if rng.gen_bool(p_in) {
+                words[i / 64] |= 1 << (i % 64);
+                included.push(i);
+            }
+        }
+        // garbage bits beyond nvars must be ignored
+        *words.last_mut().unwrap() |= 0xdead_beef_0000_0000;
+        let bases = g1_points(&mut rng, included.len());
+        let scalars: Vec<blst_fr> = (0..nvars)
+            .map(|i| match i % 5 {
+                0 => fr_zero(),
+                1 => fr_u64(1),
+                _ => fr_random(&mut rng),
+            })
+            .collect();
+        let d = gpu.upload_g1_bases(&bases).unwrap();
+        let got = gpu
+            .msm_g1(&d, &scalars, Some(&words))
+            .expect("msm_g1 with density");
+        let sel: Vec<blst_fr> = included.iter().map(|&i| scalars[i]).collect();
+        let want = if sel.len() > 3000 {
+            g1_pippenger(&bases, &sel)
+        } else {
+            g1_naive(&bases, &sel)
+        };
+        assert!(
+            g1_eq(&got, &want),
+            "density MSM mismatch: nvars = {nvars}, included = {}",
+            included.len()
+        );
+        eprintln!("ok G1 density: {} of {nvars} variables", included.len());
+    }
+    // empty density: nothing included
+    let bases = g1_points(&mut rng, 4);
+    let d = gpu.upload_g1_bases(&bases).unwrap();
+    let scalars: Vec<blst_fr> = (0..100).map(|_| fr_random(&mut rng)).collect();
+    let got = gpu.msm_g1(&d, &scalars, Some(&[0u64, 0])).unwrap();
+    assert!(
+        unsafe { blst_p1_is_inf(&got) },
+        "empty density is not the identity"
+    );
+    let got = gpu.msm_g1(&d, &[], Some(&[])).unwrap();
+    assert!(unsafe { blst_p1_is_inf(&got) });
+}
+
+#[test]
+fn t13_msm_g1_large() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    let n = 1 << 20;
+    let bases = g1_points(&mut rng, n);
+    let scalars: Vec<blst_fr> = (0..n).map(|_| fr_random(&mut rng)).collect();
+    check_g1(gpu, &bases, &scalars, "2^20 random");
+    // Groth16-like: 90% of scalars 0 or 1, the rest small or random
+    let skewed: Vec<blst_fr> = (0..n)
+        .map(|_| match rng.gen_range(0..20) {
+            0..=8 => fr_zero(),
+            9..=17 => fr_u64(1),
+            18 => fr_u64(rng.gen_range(2..16)),
+            _ => fr_random(&mut rng),
+        })
+        .collect();
+    check_g1(gpu, &bases, &skewed, "2^20 skewed (90% 0/1)");
+}
+
+#[test]
+fn t20_msm_g2() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    for &n in &[1usize, 5, 100, 777] {
+        let bases = g2_points(&mut rng, n);
+        let scalars: Vec<blst_fr> = (0..n).map(|_| fr_random(&mut rng)).collect();
+        check_g2(gpu, &bases, &scalars, "random");
+    }
+    let n = 300;
+    let mut bases = g2_points(&mut rng, n);
+    check_g2(gpu, &bases, &vec![fr_zero(); n], "all zero");
+    check_g2(gpu, &bases, &vec![fr_u64(1); n], "all one");
+    check_g2(gpu, &bases, &vec![fr_minus_one(); n], "all p-1");
+    for i in (0..n).step_by(4) {
+        bases[i] = blst_p2_affine::default();
+    }
+    let mixed: Vec<blst_fr> = (0..n)
+        .map(|i| match i % 4 {
+            0 => fr_u64(1),
+            1 => fr_zero(),
+            2 => fr_minus_one(),
+            _ => fr_random(&mut rng),
+        })
+        .collect();
+    check_g2(gpu, &bases, &mixed, "identity bases, mixed scalars");
+    let same = vec![bases[1]; n];
+    check_g2(gpu, &same, &vec![fr_u64(6); n], "repeated base");
+    // density
+    let nvars = 500;
+    let mut words = vec![0u64; 8];
+    let mut inc = Vec::new();
+    for i in 0..nvars {
+        if rng.gen_bool(0.4) {
+            words[i / 64] |= 1 << (i % 64);
+            inc.push(i);
+        }
+    }
+    let bases = g2_points(&mut rng, inc.len());
+    let scalars: Vec<blst_fr> = (0..nvars).map(|_| fr_random(&mut rng)).collect();
+    let d = gpu.upload_g2_bases(&bases).unwrap();
+    let got = gpu.msm_g2(&d, &scalars, Some(&words)).unwrap();
+    let sel: Vec<blst_fr> = inc.iter().map(|&i| scalars[i]).collect();
+    assert!(g2_eq(&got, &g2_naive(&bases, &sel)), "G2 density mismatch");
+    eprintln!("ok G2 density");
+}
+
+// ------------------------------------------------------------------------ NTT
+
+fn host_fft(a: &mut [blst_fr], w: &blst_fr) {
+    let n = a.len();
+    let log_n = n.trailing_zeros();
+    for i in 0..n {
+        let j = if log_n == 0 {
+            0
+        } else {
+            (i as u32).reverse_bits() >> (32 - log_n)
+        } as usize;
+        if i < j {
+            a.swap(i, j);
+        }
+    }
+    let mut m = 1;
+    while m < n {
+        let wm = host::fr_pow(w, (n / (2 * m)) as u64);
+        for k in (0..n).step_by(2 * m) {
+            let mut wj = fr_u64(1);
+            for j in 0..m {
+                let t = host::fr_mul(&a[k + j + m], &wj);
+                let u = a[k + j];
+                a[k + j] = fr_add(&u, &t);
+                a[k + j + m] = host::fr_sub(&u, &t);
+                wj = host::fr_mul(&wj, &wm);
+            }
+        }
+        m *= 2;
+    }
+}
+fn host_ifft(a: &mut [blst_fr], w: &blst_fr) {
+    host_fft(a, &host::fr_inv(w));
+    let ninv = host::fr_inv(&fr_u64(a.len() as u64));
+    for x in a.iter_mut() {
+        *x = host::fr_mul(x, &ninv);
+    }
+}
+
+fn fr_eq_slices(a: &[blst_fr], b: &[blst_fr]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.l == y.l)
+}
+
+#[test]
+fn t30_ntt_matches_host() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    for &log_n in &[0u32, 1, 2, 3, 8, 9, 10, 13, 16] {
+        let n = 1usize << log_n;
+        let w = host::omega(log_n);
+        assert_eq!(host::fr_pow(&w, n as u64).l, fr_u64(1).l);
+        if log_n > 0 {
+            assert_ne!(host::fr_pow(&w, (n / 2) as u64).l, fr_u64(1).l);
+        }
+        let input: Vec<blst_fr> = (0..n).map(|_| fr_random(&mut rng)).collect();
+        let mut want = input.clone();
+        host_fft(&mut want, &w);
+        let mut got = input.clone();
+        gpu.ntt(&mut got, log_n, false).unwrap();
+        assert!(
+            fr_eq_slices(&got, &want),
+            "forward NTT mismatch at 2^{log_n}"
+        );
+        gpu.ntt(&mut got, log_n, true).unwrap();
+        assert!(
+            fr_eq_slices(&got, &input),
+            "inverse NTT does not round-trip at 2^{log_n}"
+        );
+        let mut want_i = input.clone();
+        host_ifft(&mut want_i, &w);
+        let mut got_i = input.clone();
+        gpu.ntt(&mut got_i, log_n, true).unwrap();
+        assert!(
+            fr_eq_slices(&got_i, &want_i),
+            "inverse NTT mismatch at 2^{log_n}"
+        );
+        eprintln!("ok NTT 2^{log_n}");
+    }
+    // edge values
+    let mut v = vec![fr_minus_one(); 1024];
+    let mut want = v.clone();
+    host_fft(&mut want, &host::omega(10));
+    gpu.ntt(&mut v, 10, false).unwrap();
+    assert!(fr_eq_slices(&v, &want));
+    let mut z = vec![fr_zero(); 512];
+    gpu.ntt(&mut z, 9, false).unwrap();
+    assert!(z.iter().all(|x| x.l == [0; 4]));
+}
+
+/// bellperson's H computation, step by step, on the host.
+fn host_h(a: &[blst_fr], b: &[blst_fr], c: &[blst_fr], log_m: u32) -> Vec<blst_fr> {
+    let m = 1usize << log_m;
+    let w = host::omega(log_m);
+    let g = fr_u64(7);
+    let ginv = host::fr_inv(&g);
+    let pad = |v: &[blst_fr]| {
+        let mut x = v.to_vec();
+        x.resize(m, fr_zero());
+        x
+    };
+    let (mut a, mut b, mut c) = (pad(a), pad(b), pad(c));
+    for v in [&mut a, &mut b, &mut c] {
+        host_ifft(v, &w);
+        let mut gi = fr_u64(1);
+        for x in v.iter_mut() {
+            *x = host::fr_mul(x, &gi);
+            gi = host::fr_mul(&gi, &g);
+        }
+        host_fft(v, &w);
+    }
+    let zinv = host::fr_inv(&host::fr_sub(&host::fr_pow(&g, m as u64), &fr_u64(1)));
+    for i in 0..m {
+        a[i] = host::fr_mul(&host::fr_sub(&host::fr_mul(&a[i], &b[i]), &c[i]), &zinv);
+    }
+    host_ifft(&mut a, &w);
+    let mut gi = fr_u64(1);
+    for x in a.iter_mut() {
+        *x = host::fr_mul(x, &gi);
+        gi = host::fr_mul(&gi, &ginv);
+    }
+    a.truncate(m - 1);
+    a
+}
+
+#[test]
+fn t31_compute_h_matches_host() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    for &(log_m, len) in &[
+        (1u32, 2usize),
+        (2, 3),
+        (3, 8),
+        (5, 20),
+        (10, 1000),
+        (12, 4096),
+        (14, 16_000),
+    ] {
+        let a: Vec<blst_fr> = (0..len).map(|_| fr_random(&mut rng)).collect();
+        let b: Vec<blst_fr> = (0..len).map(|_| fr_random(&mut rng)).collect();
+        let c: Vec<blst_fr> = (0..len).map(|_| fr_random(&mut rng)).collect();
+        let got = gpu.compute_h(&a, &b, &c, log_m).unwrap();
+        let want = host_h(&a, &b, &c, log_m);
+        assert!(
+            fr_eq_slices(&got, &want),
+            "compute_h mismatch at 2^{log_m}, len {len}"
+        );
+        eprintln!("ok compute_h 2^{log_m} (len {len})");
+    }
+    // satisfied-witness shape: c = a * b pointwise, with 0/1 heavy inputs
+    let log_m = 11;
+    let len = 1500;
+    let a: Vec<blst_fr> = (0..len)
+        .map(|i| {
+            if i % 3 == 0 {
+                fr_u64(1)
+            } else {
+                fr_random(&mut rng)
+            }
+        })
+        .collect();
+    let b: Vec<blst_fr> = (0..len)
+        .map(|i| {
+            if i % 4 == 0 {
+                fr_zero()
+            } else {
+                fr_random(&mut rng)
+            }
+        })
+        .collect();
+    let c: Vec<blst_fr> = a.iter().zip(&b).map(|(x, y)| host::fr_mul(x, y)).collect();
+    let got = gpu.compute_h(&a, &b, &c, log_m).unwrap();
+    assert!(
+        fr_eq_slices(&got, &host_h(&a, &b, &c, log_m)),
+        "compute_h mismatch (satisfied)"
+    );
+    // shorter inputs than each other
+    let got = gpu.compute_h(&a[..10], &b[..700], &c[..0], log_m).unwrap();
+    assert!(fr_eq_slices(
+        &got,
+        &host_h(&a[..10], &b[..700], &c[..0], log_m)
+    ));
+    eprintln!("ok compute_h satisfied / ragged");
+}
+
+#[test]
+fn t40_bad_input_is_an_error() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    let bases = g1_points(&mut rng, 10);
+    let d = gpu.upload_g1_bases(&bases).unwrap();
+    let s: Vec<blst_fr> = (0..11).map(|_| fr_random(&mut rng)).collect();
+    assert!(matches!(
+        gpu.msm_g1(&d, &s, None),
+        Err(CudaError::InvalidInput(_))
+    ));
+    assert!(matches!(
+        gpu.msm_g1(&d, &s, Some(&[])),
+        Err(CudaError::InvalidInput(_))
+    ));
+    assert!(matches!(
+        gpu.msm_g1(&d, &s, Some(&[u64::MAX])),
+        Err(CudaError::InvalidInput(_))
+    ));
+    let mut v = vec![fr_zero(); 7];
+    assert!(matches!(
+        gpu.ntt(&mut v, 3, false),
+        Err(CudaError::InvalidInput(_))
+    ));
+    assert!(matches!(
+        gpu.compute_h(&v, &v, &v, 2),
+        Err(CudaError::InvalidInput(_))
+    ));
+    assert!(matches!(
+        gpu.compute_h(&v, &v, &v, 0),
+        Err(CudaError::InvalidInput(_))
+    ));
+    assert!(matches!(CudaBackend::new(99), Err(CudaError::NoDevice(_))));
+    // the backend still works afterwards
+    check_g1(gpu, &bases, &s[..10], "after errors");
+}
+
+#[test]
+fn t50_timing_helper() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    let mut v: Vec<blst_fr> = (0..1 << 16).map(|_| fr_random(&mut rng)).collect();
+    let ((), t) = gpu.time(|g| g.ntt(&mut v, 16, false)).unwrap();
+    eprintln!("NTT 2^16 with transfers: {t:.2?} (CUDA events)");
+    assert!(t.as_nanos() > 0);
+}

@@ -175,12 +175,12 @@ fn as_raw_g2(bases: &[G2Affine]) -> &[blst_p2_affine] {
     unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const blst_p2_affine, bases.len()) }
 }
 
-pub(crate) fn g1_from_raw(p: blst_p1) -> G1Projective {
+pub fn g1_from_raw(p: blst_p1) -> G1Projective {
     // SAFETY: G1Projective is repr(transparent) over blst_p1.
     unsafe { std::mem::transmute::<blst_p1, G1Projective>(p) }
 }
 
-pub(crate) fn g2_from_raw(p: blst_p2) -> G2Projective {
+pub fn g2_from_raw(p: blst_p2) -> G2Projective {
     // SAFETY: G2Projective is repr(transparent) over blst_p2.
     unsafe { std::mem::transmute::<blst_p2, G2Projective>(p) }
 }

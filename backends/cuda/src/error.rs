@@ -1,0 +1,77 @@
+use cudarc::driver::sys::cudaError_enum as CuErr;
+use cudarc::driver::DriverError;
+
+/// Everything that can go wrong in the CUDA backend. No function of this crate
+/// panics on a missing driver, a missing device or a failed launch; each of those
+/// comes back as one of these.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CudaError {
+    /// `libcuda` could not be loaded (no NVIDIA driver installed).
+    #[error("unavailable: no NVIDIA driver (libcuda could not be loaded)")]
+    NoDriver,
+    /// The driver is older than the PTX needs.
+    #[error("unavailable: NVIDIA driver supports CUDA {found_major}.{found_minor}, CUDA {required_major}.{required_minor} (driver >= 525) is required")]
+    DriverTooOld {
+        found_major: i32,
+        found_minor: i32,
+        required_major: i32,
+        required_minor: i32,
+    },
+    /// The driver loaded but reports no device, or not the ordinal asked for.
+    #[error("unavailable: no CUDA device{0}")]
+    NoDevice(String),
+    /// A device allocation failed.
+    #[error("out of device memory: {0}")]
+    OutOfMemory(String),
+    /// The PTX module could not be loaded (JIT failure).
+    #[error("loading the PTX module failed: {0}")]
+    ModuleLoad(String),
+    /// A kernel launch or an asynchronous kernel failure. After this the CUDA
+    /// context may be unusable: build a new `CudaBackend`.
+    #[error("kernel launch failed in {what}: {err}")]
+    Launch { what: String, err: String },
+    /// Any other driver call failed.
+    #[error("CUDA driver call failed in {what}: {err}")]
+    Driver { what: String, err: String },
+    /// The caller's input is malformed (lengths, density bitmap, sizes).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+}
+
+impl CudaError {
+    pub(crate) fn driver(what: &str, e: DriverError) -> Self {
+        if e.0 == CuErr::CUDA_ERROR_OUT_OF_MEMORY {
+            return CudaError::OutOfMemory(what.to_string());
+        }
+        CudaError::Driver {
+            what: what.to_string(),
+            err: format!("{e:?}"),
+        }
+    }
+    pub(crate) fn launch(what: &str, e: DriverError) -> Self {
+        if e.0 == CuErr::CUDA_ERROR_OUT_OF_MEMORY {
+            return CudaError::OutOfMemory(what.to_string());
+        }
+        CudaError::Launch {
+            what: what.to_string(),
+            err: format!("{e:?}"),
+        }
+    }
+    pub(crate) fn alloc(what: &str, bytes: usize, e: DriverError) -> Self {
+        if e.0 == CuErr::CUDA_ERROR_OUT_OF_MEMORY {
+            return CudaError::OutOfMemory(format!("{what}: {bytes} bytes"));
+        }
+        CudaError::Driver {
+            what: what.to_string(),
+            err: format!("{e:?}"),
+        }
+    }
+    /// True when the backend reports that CUDA cannot be used on this machine at
+    /// all (no driver, old driver, no device), as opposed to a failure of work.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            CudaError::NoDriver | CudaError::DriverTooOld { .. } | CudaError::NoDevice(_)
+        )
+    }
+}

@@ -1,0 +1,70 @@
+//! Whole proofs on the GPU backends, byte-identical to the cpu backend. Without a
+//! device these tests say loudly that they were skipped; `CROSSGROTH_REQUIRE_CUDA=1`
+//! turns a missing CUDA device into a failure. `CROSSGROTH_GPU_PROOF_MAX_LOG` raises
+//! the largest squaring chain proved (default 2^14; the GPU test script uses 2^20).
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use crossgroth::backend::{Backend, CpuBackend, CudaBackend};
+use crossgroth::groth16::{self, Prover};
+use crossgroth::synthesis::synthesize;
+
+fn cuda() -> Option<Arc<dyn Backend>> {
+    match CudaBackend::open() {
+        Ok(b) => Some(Arc::new(b)),
+        Err(e) => {
+            if std::env::var("CROSSGROTH_REQUIRE_CUDA").as_deref() == Ok("1") {
+                panic!("CROSSGROTH_REQUIRE_CUDA=1 but {e}");
+            }
+            eprintln!("SKIPPED: cuda proof tests, {e}");
+            None
+        }
+    }
+}
+
+fn same_proofs_as_cpu(gpu: &Arc<dyn Backend>, spec_str: &str) {
+    let spec = spec(spec_str);
+    let t = std::time::Instant::now();
+    let params = Arc::new(params_for(&spec, 1));
+    eprintln!(
+        "{spec_str}: parameters in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let circuit = spec.instance(3);
+    let inputs = circuit.public_inputs();
+    let asg = synthesize(circuit).unwrap();
+    let (r, s) = groth16::draw_randomness(1, &mut rng(4));
+    let t = std::time::Instant::now();
+    let cpu = Prover::new(Arc::new(CpuBackend), params.clone()).unwrap();
+    let expected = cpu.prove_assignments(vec![asg.clone()], &r, &s).unwrap();
+    let cpu_s = t.elapsed().as_secs_f64();
+    let prover = Prover::new(gpu.clone(), params.clone()).unwrap();
+    let t = std::time::Instant::now();
+    let got = prover.prove_assignments(vec![asg], &r, &s).unwrap();
+    eprintln!(
+        "{spec_str}: cpu {cpu_s:.3} s, {} {:.3} s (first call, assignment given)",
+        gpu.name(),
+        t.elapsed().as_secs_f64()
+    );
+    assert_eq!(got[0].to_bytes(), expected[0].to_bytes(), "{spec_str}");
+    assert!(verifies(&params, &got[0], &inputs));
+}
+
+#[test]
+fn cuda_proofs_match_cpu() {
+    let Some(gpu) = cuda() else { return };
+    eprintln!("cuda device: {}", gpu.device());
+    let max_log: u32 = std::env::var("CROSSGROTH_GPU_PROOF_MAX_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(14);
+    for s in ["cubic", "multi:4", "sha256:64", "sha256:512"] {
+        same_proofs_as_cpu(&gpu, s);
+    }
+    for log in (10..=max_log).step_by(2) {
+        same_proofs_as_cpu(&gpu, &format!("chain:{log}"));
+    }
+}
