@@ -2,6 +2,7 @@
 //! Proof math as bellperson's (REFERENCE.md step 5), so the bytes are the same.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use bellpepper_core::Circuit;
 use ff::Field;
@@ -134,9 +135,21 @@ impl Prover {
         asgs.iter_mut()
             .zip(r.iter().zip(s))
             .map(|(asg, (r, s))| {
+                let t = Instant::now();
                 let g1 = self.backend.g1_side(&self.prepared, asg)?;
+                let g1_ms = t.elapsed().as_secs_f64() * 1e3;
+                let t = Instant::now();
                 let b_g2 = self.backend.b_g2(&self.prepared, asg)?;
-                Ok(assemble(vk, &g1, &b_g2, *r, *s))
+                let b_g2_ms = t.elapsed().as_secs_f64() * 1e3;
+                let t = Instant::now();
+                let proof = assemble(vk, &g1, &b_g2, *r, *s);
+                log::info!(
+                    "stage backend={} rows={} g1_side_ms={g1_ms:.2} b_g2_ms={b_g2_ms:.2} assemble_ms={:.2}",
+                    self.backend.name(),
+                    shape.num_rows,
+                    t.elapsed().as_secs_f64() * 1e3
+                );
+                Ok(proof)
             })
             .collect()
     }
