@@ -79,6 +79,19 @@ pub enum Error {
     #[error("unknown circuit spec '{0}' (expected one of: cubic, sha256:<bytes>, chain:<log2 rows>, multi:<inputs>)")]
     UnknownCircuit(String),
 
+    #[error("job {0} was cancelled")]
+    Cancelled(String),
+
+    #[error("job {id}: one circuit needs about {needed} bytes, more than the whole memory budget of {budget} bytes")]
+    JobTooLarge {
+        id: String,
+        needed: usize,
+        budget: usize,
+    },
+
+    #[error("job id {0} is already in flight")]
+    DuplicateJob(String),
+
     #[error("{0}")]
     Invalid(String),
 }

@@ -9,6 +9,7 @@
 pub mod backend;
 pub mod circuits;
 pub mod density;
+pub mod engine;
 pub mod error;
 pub mod groth16;
 pub mod synthesis;

@@ -46,7 +46,12 @@ impl Backend for WgpuBackend {
     fn ntt(&self, _: &mut [Scalar], _: bool) -> Result<()> {
         Err(wgpu_missing())
     }
-    fn compute_h(&self, _: Vec<Scalar>, _: Vec<Scalar>, _: Vec<Scalar>) -> Result<Vec<Scalar>> {
+    fn compute_h(
+        &self,
+        _: &mut Vec<Scalar>,
+        _: &mut Vec<Scalar>,
+        _: &mut Vec<Scalar>,
+    ) -> Result<()> {
         Err(wgpu_missing())
     }
     fn msm_g1(&self, _: &G1Bases, _: &[MsmInput<'_>]) -> Result<Vec<G1Projective>> {

@@ -97,14 +97,19 @@ impl PreparedParams {
     }
 }
 
-/// The G1 side of one proof: every MSM result the critical path produces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The G1 side of one proof: every MSM result the critical path produces, and how
+/// long each step took (seconds, in [`G1_STEPS`] order; 0 where not measured).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct G1Side {
     pub h: G1Projective,
     pub l: G1Projective,
     pub a: G1Projective,
     pub b_g1: G1Projective,
+    pub seconds: [f64; 5],
 }
+
+/// Names of the steps of [`G1Side::seconds`].
+pub const G1_STEPS: [&str; 5] = ["h", "msm_h", "msm_l", "msm_a", "msm_b_g1"];
 
 pub trait Backend: Send + Sync {
     /// Short name: `cpu`, `cuda`, `wgpu`.
@@ -121,8 +126,15 @@ pub trait Backend: Send + Sync {
     fn ntt(&self, values: &mut [Scalar], inverse: bool) -> Result<()>;
 
     /// H of REFERENCE.md step 3: the m − 1 coefficients of (A·B − C)/Z, for a, b, c
-    /// of equal length n ≤ m = 2^⌈log2 n⌉.
-    fn compute_h(&self, a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>>;
+    /// of equal length n ≤ m = 2^⌈log2 n⌉. Works in place: on return `a` holds H,
+    /// and `b` and `c` are spent scratch the caller releases (so that the engine can
+    /// free them off the hot path).
+    fn compute_h(
+        &self,
+        a: &mut Vec<Scalar>,
+        b: &mut Vec<Scalar>,
+        c: &mut Vec<Scalar>,
+    ) -> Result<()>;
 
     /// Several G1 MSMs over one base set.
     fn msm_g1(&self, bases: &G1Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G1Projective>>;
@@ -130,17 +142,34 @@ pub trait Backend: Send + Sync {
     /// Several G2 MSMs over one base set.
     fn msm_g2(&self, bases: &G2Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G2Projective>>;
 
-    /// The whole G1 side of a proof. Consumes a, b and c of the assignment (they are
-    /// dropped as soon as H exists) and reads its variables and densities.
-    fn g1_side(&self, prepared: &PreparedParams, asg: &mut Assignment) -> Result<G1Side> {
-        let a = std::mem::take(&mut asg.a);
-        let b = std::mem::take(&mut asg.b);
-        let c = std::mem::take(&mut asg.c);
-        let h = self.compute_h(a, b, c)?;
+    /// The whole G1 side of a proof. Takes a, b and c out of the assignment and hands
+    /// every buffer it no longer needs to `dispose` as soon as it is spent (a, b, c
+    /// once H exists, H once its MSM ran); reads the variables and densities.
+    fn g1_side(
+        &self,
+        prepared: &PreparedParams,
+        asg: &mut Assignment,
+        dispose: &mut dyn FnMut(Vec<Scalar>),
+    ) -> Result<G1Side> {
+        let mut seconds = [0.0; 5];
+        let mut t = std::time::Instant::now();
+        let mut lap = |i: usize| {
+            seconds[i] = t.elapsed().as_secs_f64();
+            t = std::time::Instant::now();
+        };
+        let mut h = std::mem::take(&mut asg.a);
+        let mut b = std::mem::take(&mut asg.b);
+        let mut c = std::mem::take(&mut asg.c);
+        self.compute_h(&mut h, &mut b, &mut c)?;
+        dispose(b);
+        dispose(c);
+        lap(0);
         let asg = &*asg;
         let h_msm = self.msm_g1(&prepared.h, &[MsmInput::dense(&h)])?[0];
-        drop(h);
+        dispose(h);
+        lap(1);
         let l = self.msm_g1(&prepared.l, &[MsmInput::dense(&asg.aux)])?[0];
+        lap(2);
         let a_parts = self.msm_g1(
             &prepared.a,
             &[
@@ -152,13 +181,22 @@ pub trait Backend: Send + Sync {
                 },
             ],
         )?;
+        lap(3);
         let b_parts = self.msm_g1(&prepared.b_g1, &b_inputs(asg))?;
+        lap(4);
         Ok(G1Side {
             h: h_msm,
             l,
             a: a_parts[0] + a_parts[1],
             b_g1: b_parts[0] + b_parts[1],
+            seconds,
         })
+    }
+
+    /// Whether B_G2 should run on this backend rather than on the CPU, given how many
+    /// of its scalars are neither 0 nor 1.
+    fn b_g2_on_device(&self, _effective_terms: usize) -> bool {
+        false
     }
 
     /// The B_G2 MSM of a proof.

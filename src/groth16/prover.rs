@@ -136,7 +136,7 @@ impl Prover {
             .zip(r.iter().zip(s))
             .map(|(asg, (r, s))| {
                 let t = Instant::now();
-                let g1 = self.backend.g1_side(&self.prepared, asg)?;
+                let g1 = self.backend.g1_side(&self.prepared, asg, &mut drop)?;
                 let g1_ms = t.elapsed().as_secs_f64() * 1e3;
                 let t = Instant::now();
                 let b_g2 = self.backend.b_g2(&self.prepared, asg)?;

@@ -41,7 +41,12 @@ impl Backend for CpuBackend {
         ntt::ntt(values, inverse)
     }
 
-    fn compute_h(&self, a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>> {
+    fn compute_h(
+        &self,
+        a: &mut Vec<Scalar>,
+        b: &mut Vec<Scalar>,
+        c: &mut Vec<Scalar>,
+    ) -> Result<()> {
         ntt::compute_h(a, b, c)
     }
 

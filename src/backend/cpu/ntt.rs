@@ -132,11 +132,8 @@ fn butterfly(lo: &mut Scalar, hi: &mut Scalar, w: &Scalar) {
 
 /// The m − 1 coefficients of H = (A·B − C)/Z for evaluations a, b, c of length n on
 /// the domain of m = 2^⌈log2 n⌉ points, computed on the coset g·⟨ω⟩ with g = 7.
-pub fn compute_h(
-    mut a: Vec<Scalar>,
-    mut b: Vec<Scalar>,
-    mut c: Vec<Scalar>,
-) -> Result<Vec<Scalar>> {
+/// In place: `a` ends holding H; `b` and `c` are left as spent scratch.
+pub fn compute_h(a: &mut Vec<Scalar>, b: &mut Vec<Scalar>, c: &mut Vec<Scalar>) -> Result<()> {
     let n = a.len();
     if b.len() != n || c.len() != n {
         return Err(Error::Invalid(format!(
@@ -154,7 +151,7 @@ pub fn compute_h(
     let m_inv = Scalar::from(m as u64).invert().unwrap();
     // iNTT then coset scaling, fused: coefficient i gets m⁻¹·gⁱ.
     let coset = powers(g, m_inv, m);
-    for v in [&mut a, &mut b, &mut c] {
+    for v in [&mut *a, &mut *b, &mut *c] {
         v.resize(m, Scalar::ZERO);
     }
     let to_coset = |v: &mut Vec<Scalar>| {
@@ -166,8 +163,8 @@ pub fn compute_h(
         transform(v, log, omega);
     };
     rayon::join(
-        || to_coset(&mut a),
-        || rayon::join(|| to_coset(&mut b), || to_coset(&mut c)),
+        || to_coset(a),
+        || rayon::join(|| to_coset(b), || to_coset(c)),
     );
     drop(coset);
     // (a·b − c) / Z(g), Z(x) = x^m − 1 being constant on the coset.
@@ -177,17 +174,15 @@ pub fn compute_h(
         .zip(c.par_iter())
         .with_min_len(1 << 12)
         .for_each(|((a, b), c)| *a = (*a * b - c) * z_inv);
-    drop(b);
-    drop(c);
     // Inverse coset NTT: iNTT, then coefficient i × m⁻¹·g⁻ⁱ.
-    transform(&mut a, log, omega_inv);
+    transform(a, log, omega_inv);
     let uncoset = powers(g.invert().unwrap(), m_inv, m);
     a.par_iter_mut()
         .zip(uncoset.par_iter())
         .with_min_len(1 << 12)
         .for_each(|(x, s)| *x *= s);
     a.truncate(m - 1);
-    Ok(a)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -37,10 +37,6 @@ fn fr_mut(v: &mut [Scalar]) -> &mut [blst_fr] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut blst_fr, v.len()) }
 }
 
-fn into_scalars(v: Vec<blst_fr>) -> Vec<Scalar> {
-    v.into_iter().map(Scalar::from).collect()
-}
-
 /// The device kernels take bases from index 0. A base offset k becomes k leading
 /// zero scalars that the density includes: they shift every rank by k and add
 /// nothing (zeros never reach the bucket pass).
@@ -136,6 +132,10 @@ impl Backend for CudaBackend {
         )
     }
 
+    fn b_g2_on_device(&self, effective_terms: usize) -> bool {
+        effective_terms >= 1 << 16
+    }
+
     fn prepare_g1(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {
         // SAFETY: G1Affine is repr(transparent) over blst_p1_affine.
         let raw = unsafe {
@@ -171,7 +171,12 @@ impl Backend for CudaBackend {
         self.inner.ntt(fr_mut(values), log, inverse).map_err(err)
     }
 
-    fn compute_h(&self, a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>> {
+    fn compute_h(
+        &self,
+        a: &mut Vec<Scalar>,
+        b: &mut Vec<Scalar>,
+        c: &mut Vec<Scalar>,
+    ) -> Result<()> {
         let log = crate::synthesis::log_domain(a.len())?;
         if log == 0 {
             // A one-point domain has no coefficient to return; nothing to offload.
@@ -180,10 +185,13 @@ impl Backend for CudaBackend {
         if b.len() != a.len() || c.len() != a.len() {
             return Err(Error::Invalid("a, b, c have different lengths".into()));
         }
-        self.inner
-            .compute_h(fr(&a), fr(&b), fr(&c), log)
-            .map(into_scalars)
-            .map_err(err)
+        let h = self
+            .inner
+            .compute_h(fr(a), fr(b), fr(c), log)
+            .map_err(err)?;
+        a.clear();
+        a.extend(h.into_iter().map(Scalar::from));
+        Ok(())
     }
 
     fn msm_g1(&self, bases: &G1Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G1Projective>> {

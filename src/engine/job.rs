@@ -1,0 +1,202 @@
+//! Jobs: what callers submit, and the handle that resolves to their proofs.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll};
+
+use bellpepper_core::Circuit;
+use futures::channel::oneshot;
+use rand_core::OsRng;
+
+use crate::error::{Error, Result};
+use crate::groth16::{draw_randomness, Parameters, Proof};
+use crate::synthesis::{synthesize, Assignment, RecordedShape};
+use crate::Scalar;
+
+/// Synthesis of one circuit, boxed so one engine runs any circuit type.
+pub type Synthesizer = Box<dyn FnOnce() -> Result<Assignment> + Send>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub enum Priority {
+    Low,
+    Normal,
+    High,
+}
+
+/// A batch of circuits of one shape with their parameters: the unit of submission.
+pub struct Job {
+    pub(crate) id: String,
+    pub(crate) priority: Priority,
+    pub(crate) params: Arc<Parameters>,
+    pub(crate) units: Vec<Synthesizer>,
+    pub(crate) randomness: Option<(Vec<Scalar>, Vec<Scalar>)>,
+}
+
+impl Job {
+    /// A job whose circuits are synthesized directly.
+    pub fn new<C: Circuit<Scalar> + Send + 'static>(
+        id: impl Into<String>,
+        params: Arc<Parameters>,
+        circuits: Vec<C>,
+    ) -> Self {
+        Job {
+            id: id.into(),
+            priority: Priority::Normal,
+            params,
+            units: circuits
+                .into_iter()
+                .map(|c| Box::new(move || synthesize(c)) as Synthesizer)
+                .collect(),
+            randomness: None,
+        }
+    }
+
+    /// A job whose circuits are synthesized from a recorded shape (witness pass only).
+    pub fn recorded<C: Circuit<Scalar> + Send + 'static>(
+        id: impl Into<String>,
+        params: Arc<Parameters>,
+        shape: Arc<RecordedShape>,
+        circuits: Vec<C>,
+    ) -> Self {
+        Job {
+            id: id.into(),
+            priority: Priority::Normal,
+            params,
+            units: circuits
+                .into_iter()
+                .map(|c| {
+                    let shape = shape.clone();
+                    Box::new(move || shape.synthesize(c)) as Synthesizer
+                })
+                .collect(),
+            randomness: None,
+        }
+    }
+
+    /// A job made of arbitrary synthesis functions (tests inject faults this way).
+    pub fn from_synthesizers(
+        id: impl Into<String>,
+        params: Arc<Parameters>,
+        units: Vec<Synthesizer>,
+    ) -> Self {
+        Job {
+            id: id.into(),
+            priority: Priority::Normal,
+            params,
+            units,
+            randomness: None,
+        }
+    }
+
+    pub fn with_priority(mut self, priority: Priority) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// Explicit r and s per circuit (default: the operating system's CSPRNG).
+    pub fn with_randomness(mut self, r: Vec<Scalar>, s: Vec<Scalar>) -> Self {
+        self.randomness = Some((r, s));
+        self
+    }
+
+    pub(crate) fn take_randomness(&mut self) -> Result<(Vec<Scalar>, Vec<Scalar>)> {
+        let n = self.units.len();
+        match self.randomness.take() {
+            Some((r, s)) if r.len() == n && s.len() == n => Ok((r, s)),
+            Some((r, s)) => Err(Error::Invalid(format!(
+                "job {}: {n} circuits need {n} values of r and of s, got {} and {}",
+                self.id,
+                r.len(),
+                s.len()
+            ))),
+            None => Ok(draw_randomness(n, &mut OsRng)),
+        }
+    }
+}
+
+/// Progress of one job inside the engine.
+pub(crate) struct JobState {
+    pub id: String,
+    pub priority: Priority,
+    pub params: Arc<Parameters>,
+    pub r: Vec<Scalar>,
+    pub s: Vec<Scalar>,
+    pub cancelled: AtomicBool,
+    pub results: Mutex<JobResults>,
+}
+
+pub(crate) struct JobResults {
+    pub proofs: Vec<Option<Proof>>,
+    pub public_inputs: Vec<Vec<Scalar>>,
+    pub remaining: usize,
+    pub tx: Option<oneshot::Sender<Result<Vec<Proof>>>>,
+}
+
+impl JobState {
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Resolves the job's future with `result` unless it already was; true if this
+    /// call resolved it.
+    pub fn resolve(&self, result: Result<Vec<Proof>>) -> bool {
+        if result.is_err() {
+            self.cancelled.store(true, Ordering::Release);
+        }
+        let tx = self.results.lock().unwrap().tx.take();
+        match tx {
+            Some(tx) => {
+                let _ = tx.send(result);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Resolves to the job's proofs (in submission order) or to its error.
+pub struct JobHandle {
+    pub(crate) id: String,
+    pub(crate) rx: oneshot::Receiver<Result<Vec<Proof>>>,
+    pub(crate) engine: Weak<super::Shared>,
+}
+
+impl std::fmt::Debug for JobHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobHandle").field("id", &self.id).finish()
+    }
+}
+
+impl JobHandle {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Cancels the job: its queued circuits never start, running ones are dropped at
+    /// their next stage, and their memory is released.
+    pub fn cancel(&self) {
+        if let Some(engine) = self.engine.upgrade() {
+            engine.cancel(&self.id);
+        }
+    }
+
+    /// Blocks the calling thread until the job resolves.
+    pub fn wait(self) -> Result<Vec<Proof>> {
+        futures::executor::block_on(self)
+    }
+}
+
+impl Future for JobHandle {
+    type Output = Result<Vec<Proof>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.rx).poll(cx).map(|r| match r {
+            Ok(result) => result,
+            Err(oneshot::Canceled) => Err(Error::Invalid(
+                "the engine shut down before the job finished".into(),
+            )),
+        })
+    }
+}

@@ -1,0 +1,129 @@
+//! The memory budget: every large buffer the engine allocates is charged here and
+//! credited when it is freed; admission also watches the process's measured
+//! anonymous resident memory, so estimates that undercount cannot run it out of
+//! memory (../shared/context/oom-story.md).
+
+use std::time::{Duration, Instant};
+
+/// Anonymous resident memory of this process in bytes (Linux: `RssAnon` of
+/// /proc/self/status, which leaves out file-backed pages such as memory-mapped
+/// parameter files). None where the system does not report it.
+pub fn resident_anon_bytes() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// What the budget knows at one moment; everything the admission rule reads.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct MemoryState {
+    /// Bytes charged to jobs in flight.
+    pub charged: usize,
+    /// Of those, bytes reserved for syntheses still running (not yet resident).
+    pub pending: usize,
+    /// Last sampled anonymous resident memory.
+    pub resident: usize,
+    /// True while admission is paused because resident memory crossed the high
+    /// mark; it resumes under the low mark (hysteresis).
+    pub paused: bool,
+    /// Units (circuits) holding a charge.
+    pub units_in_flight: usize,
+}
+
+/// The admission rule, separate from locking so that it can be tested alone.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    pub limit: usize,
+    /// Fraction of the limit under which a pause on resident memory ends.
+    pub low_mark: f64,
+}
+
+impl Budget {
+    pub fn new(limit: usize) -> Self {
+        Budget {
+            limit,
+            low_mark: 0.9,
+        }
+    }
+
+    /// Whether a unit needing `bytes` may start now. With nothing in flight one unit
+    /// is always admitted (a unit larger than the limit is refused before this).
+    pub fn admits(&self, state: &mut MemoryState, bytes: usize) -> bool {
+        if state.units_in_flight == 0 {
+            return true;
+        }
+        // Resident memory plus what running syntheses will still allocate.
+        let projected = state.resident + state.pending + bytes;
+        if state.paused {
+            if (state.resident + state.pending) as f64 <= self.low_mark * self.limit as f64 {
+                state.paused = false;
+            } else {
+                return false;
+            }
+        }
+        if projected > self.limit {
+            state.paused = true;
+            return false;
+        }
+        state.charged + bytes <= self.limit
+    }
+}
+
+/// Resident memory sampled over time, for the run summary and the plot.
+#[derive(Default)]
+pub struct ResidentSamples {
+    pub start: Option<Instant>,
+    pub samples: Vec<(f64, usize)>,
+}
+
+impl ResidentSamples {
+    pub fn record(&mut self, bytes: usize) {
+        let start = *self.start.get_or_insert_with(Instant::now);
+        self.samples.push((start.elapsed().as_secs_f64(), bytes));
+    }
+
+    pub fn peak(&self) -> usize {
+        self.samples.iter().map(|s| s.1).max().unwrap_or(0)
+    }
+}
+
+pub const SAMPLE_EVERY: Duration = Duration::from_millis(20);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admission_rule() {
+        let b = Budget::new(1000);
+        let mut s = MemoryState::default();
+        // Nothing in flight: anything admitted (the caller refuses units > limit).
+        assert!(b.admits(&mut s, 900));
+        s.units_in_flight = 1;
+        s.charged = 900;
+        s.resident = 300;
+        assert!(!b.admits(&mut s, 200), "charges would exceed the limit");
+        assert!(b.admits(&mut s, 100));
+        // Resident memory over the limit pauses admission until under 90%.
+        s.charged = 100;
+        s.resident = 950;
+        assert!(!b.admits(&mut s, 100));
+        assert!(s.paused);
+        s.resident = 920;
+        assert!(!b.admits(&mut s, 10), "still above the low mark");
+        s.resident = 850;
+        assert!(b.admits(&mut s, 10));
+        assert!(!s.paused);
+        // Pending syntheses count as if already resident.
+        s.pending = 200;
+        assert!(!b.admits(&mut s, 10));
+    }
+
+    #[test]
+    fn reads_resident_memory_on_linux() {
+        if cfg!(target_os = "linux") {
+            assert!(resident_anon_bytes().unwrap() > 0);
+        }
+    }
+}

@@ -1,0 +1,492 @@
+//! The proving engine: many proofs back to back, pipelined, within a memory budget.
+//!
+//! ```text
+//! submit ─▶ synthesis workers (CPU, bounded pool, admitted by the memory budget)
+//!        ─▶ device workers, one per backend device: the critical path (H, G1 MSMs)
+//!        ─▶ finalizers: B_G2 (CPU or device), assembly, batch verification, future
+//!   every buffer freed on the way ─▶ deallocator threads (bounded queue) ─▶ budget credit
+//! ```
+//!
+//! What ../shared/context/oom-story.md taught, as mechanisms: each unit of work owns
+//! (Arc) everything it still reads; a, b, c are handed to the deallocator as soon as
+//! H exists and the assignment after its last MSM; every queue is bounded; a unit's
+//! memory charge travels with it from admission to its last free, so no permit is
+//! released before the next stage has the work; admission reads measured resident
+//! memory as well as the charges, so estimates that undercount cannot overrun.
+
+mod job;
+mod memory;
+pub mod simulated;
+mod stats;
+mod workers;
+
+pub use job::{Job, JobHandle, Priority, Synthesizer};
+pub use memory::{resident_anon_bytes, Budget, MemoryState};
+pub use stats::{DeviceSummary, RunSummary, StageSummary};
+
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crossbeam_channel::{bounded, Sender};
+use futures::channel::oneshot;
+
+use crate::backend::{Backend, PreparedParams};
+use crate::error::{Error, Result};
+use crate::groth16::Parameters;
+use crate::synthesis::Assignment;
+use job::{JobResults, JobState};
+use memory::ResidentSamples;
+use stats::Stats;
+use workers::{DeviceTask, Disposal, FinalTask, SynthTask};
+
+/// How an engine runs.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Circuits synthesized at once (CPU threads doing synthesis).
+    pub synthesis_workers: usize,
+    /// Threads running B_G2, assembly and verification.
+    pub finalizer_workers: usize,
+    /// Upper bound for the process's anonymous resident memory, in bytes.
+    pub memory_budget: usize,
+    /// Synthesized circuits that may wait for a device, per device.
+    pub device_queue_per_device: usize,
+    /// Threads freeing buffers.
+    pub deallocators: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        EngineConfig {
+            synthesis_workers: cores.max(1),
+            finalizer_workers: 1,
+            memory_budget: default_budget(),
+            device_queue_per_device: 2,
+            deallocators: 2,
+        }
+    }
+}
+
+/// 80% of the memory available when the engine starts (or 4 GiB if unknown).
+pub fn default_budget() -> usize {
+    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
+    });
+    available.map_or(4 << 30, |kb| kb * 1024 / 10 * 8)
+}
+
+/// A snapshot for operators: queue depths, memory, per-stage counters.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct EngineStatus {
+    pub jobs_in_flight: usize,
+    pub synthesis_queue: usize,
+    pub device_queue: usize,
+    pub finalize_queue: usize,
+    pub dealloc_queue: usize,
+    pub memory: MemoryState,
+    pub memory_budget: usize,
+    pub proofs_done: usize,
+    pub stage_counts: HashMap<String, usize>,
+}
+
+/// State the synthesis workers and the budget share, under one lock so that waiting
+/// for a task and waiting for memory are one wait with no lost wakeup.
+struct Admission {
+    budget: Budget,
+    mem: MemoryState,
+    queue: BinaryHeap<SynthTask>,
+    seq: u64,
+    /// Bytes per circuit, by parameter set, calibrated from measured assignments.
+    estimates: HashMap<usize, usize>,
+}
+
+pub(crate) struct Shared {
+    config: EngineConfig,
+    backends: Vec<Arc<dyn Backend>>,
+    admission: Mutex<Admission>,
+    admission_cv: Condvar,
+    device_queue: Mutex<BinaryHeap<DeviceTask>>,
+    device_cv: Condvar,
+    final_tx: Sender<FinalTask>,
+    dealloc_tx: Sender<Disposal>,
+    jobs: Mutex<HashMap<String, Arc<JobState>>>,
+    prepared: Mutex<HashMap<(usize, usize), Arc<PreparedParams>>>,
+    stats: Mutex<Stats>,
+    resident: Mutex<ResidentSamples>,
+    stop: AtomicBool,
+    idle_cv: Condvar,
+}
+
+/// The charge one circuit holds against the budget, from admission to its last free.
+/// Freed buffers credit it; dropping it credits what is left.
+pub(crate) struct Charge {
+    shared: Arc<Shared>,
+    remaining: AtomicUsize,
+}
+
+impl Charge {
+    fn credit(&self, bytes: usize) {
+        let mut cur = self.remaining.load(Ordering::Acquire);
+        loop {
+            let take = bytes.min(cur);
+            match self.remaining.compare_exchange(
+                cur,
+                cur - take,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    self.shared.release(take, false);
+                    return;
+                }
+                Err(now) => cur = now,
+            }
+        }
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        let rest = *self.remaining.get_mut();
+        self.shared.release(rest, true);
+    }
+}
+
+impl Shared {
+    fn release(&self, bytes: usize, unit_done: bool) {
+        let mut adm = self.admission.lock().unwrap();
+        adm.mem.charged -= bytes.min(adm.mem.charged);
+        if unit_done {
+            adm.mem.units_in_flight -= 1;
+        }
+        drop(adm);
+        self.admission_cv.notify_all();
+    }
+
+    /// Hands a spent buffer to the deallocators; its bytes are credited once freed.
+    fn dispose<T: Send + 'static>(&self, item: T, bytes: usize, charge: &Arc<Charge>) {
+        let disposal = Disposal {
+            item: Box::new(item),
+            bytes,
+            charge: charge.clone(),
+        };
+        if let Err(e) = self.dealloc_tx.send(disposal) {
+            // Only after shutdown: free here.
+            drop(e.into_inner());
+        }
+    }
+
+    fn record(&self, stage: &str, job: &str, unit: usize, began: Instant) {
+        let secs = began.elapsed().as_secs_f64();
+        log::info!(
+            "crossgroth-stage job={job} unit={unit} stage={stage} ms={:.3}",
+            secs * 1e3
+        );
+        self.stats.lock().unwrap().record(stage, began, secs);
+    }
+
+    fn prepared(&self, device: usize, params: &Arc<Parameters>) -> Result<Arc<PreparedParams>> {
+        let key = (device, Arc::as_ptr(params) as usize);
+        if let Some(p) = self.prepared.lock().unwrap().get(&key) {
+            if Arc::ptr_eq(&p.params, params) {
+                return Ok(p.clone());
+            }
+        }
+        let p = Arc::new(PreparedParams::new(
+            self.backends[device].as_ref(),
+            params.clone(),
+        )?);
+        self.prepared.lock().unwrap().insert(key, p.clone());
+        Ok(p)
+    }
+
+    fn fail(&self, job: &JobState, e: Error) {
+        if job.resolve(Err(e)) {
+            self.stats.lock().unwrap().jobs_failed += 1;
+        }
+        self.forget(&job.id);
+    }
+
+    fn forget(&self, id: &str) {
+        let mut jobs = self.jobs.lock().unwrap();
+        jobs.remove(id);
+        if jobs.is_empty() {
+            self.idle_cv.notify_all();
+        }
+    }
+
+    pub(crate) fn cancel(&self, id: &str) -> bool {
+        let job = self.jobs.lock().unwrap().get(id).cloned();
+        match job {
+            Some(job) => {
+                self.fail(&job, Error::Cancelled(id.to_string()));
+                // Drop its queued circuits now: they hold no memory yet.
+                let mut adm = self.admission.lock().unwrap();
+                let queue = std::mem::take(&mut adm.queue);
+                adm.queue = queue.into_iter().filter(|t| t.job.id != id).collect();
+                drop(adm);
+                self.admission_cv.notify_all();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Estimated peak bytes of one circuit of `params`' shape: a, b, c padded to the
+/// domain, the variables, and the CPU H computation's two coset tables.
+fn initial_estimate(params: &Parameters) -> usize {
+    let m = params.h.len() + 1;
+    let vars = params.vk.ic.len() + params.l.len();
+    (5 * m + 2 * vars) * std::mem::size_of::<crate::Scalar>()
+}
+
+pub struct Engine {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Engine {
+    /// Starts an engine with one device worker per backend.
+    pub fn start(config: EngineConfig, backends: Vec<Arc<dyn Backend>>) -> Result<Engine> {
+        if backends.is_empty() {
+            return Err(Error::Invalid(
+                "an engine needs at least one backend".into(),
+            ));
+        }
+        if config.synthesis_workers == 0
+            || config.finalizer_workers == 0
+            || config.deallocators == 0
+        {
+            return Err(Error::Invalid("worker counts must be at least 1".into()));
+        }
+        let (final_tx, final_rx) = bounded(backends.len() * 2);
+        let (dealloc_tx, dealloc_rx) = bounded(64);
+        let shared = Arc::new(Shared {
+            admission: Mutex::new(Admission {
+                budget: Budget::new(config.memory_budget),
+                mem: MemoryState::default(),
+                queue: BinaryHeap::new(),
+                seq: 0,
+                estimates: HashMap::new(),
+            }),
+            admission_cv: Condvar::new(),
+            device_queue: Mutex::new(BinaryHeap::new()),
+            device_cv: Condvar::new(),
+            final_tx,
+            dealloc_tx,
+            jobs: Mutex::new(HashMap::new()),
+            prepared: Mutex::new(HashMap::new()),
+            stats: Mutex::new(Stats::new(backends.len())),
+            resident: Mutex::new(ResidentSamples::default()),
+            stop: AtomicBool::new(false),
+            idle_cv: Condvar::new(),
+            backends,
+            config,
+        });
+        let mut threads = vec![];
+        let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(name)
+                .spawn(f)
+                .map_err(|e| Error::Invalid(format!("cannot start an engine thread: {e}")))
+        };
+        for i in 0..shared.config.synthesis_workers {
+            let s = shared.clone();
+            threads.push(spawn(
+                format!("synthesis-{i}"),
+                Box::new(move || workers::synthesis(s)),
+            )?);
+        }
+        for d in 0..shared.backends.len() {
+            let s = shared.clone();
+            threads.push(spawn(
+                format!("device-{d}"),
+                Box::new(move || workers::device(s, d)),
+            )?);
+        }
+        for i in 0..shared.config.finalizer_workers {
+            let (s, rx) = (shared.clone(), final_rx.clone());
+            threads.push(spawn(
+                format!("finalize-{i}"),
+                Box::new(move || workers::finalize(s, rx)),
+            )?);
+        }
+        for i in 0..shared.config.deallocators {
+            let (s, rx) = (shared.clone(), dealloc_rx.clone());
+            threads.push(spawn(
+                format!("dealloc-{i}"),
+                Box::new(move || workers::dealloc(s, rx)),
+            )?);
+        }
+        let s = shared.clone();
+        threads.push(spawn(
+            "memory-sampler".into(),
+            Box::new(move || workers::sample(s)),
+        )?);
+        Ok(Engine { shared, threads })
+    }
+
+    /// Submits a job. Fails at once for a duplicate id, an empty job, mismatched
+    /// randomness, or a circuit larger than the whole memory budget.
+    pub fn submit(&self, mut job: Job) -> Result<JobHandle> {
+        if job.units.is_empty() {
+            return Err(Error::EmptyBatch);
+        }
+        let (r, s) = job.take_randomness()?;
+        let key = Arc::as_ptr(&job.params) as usize;
+        let estimate = {
+            let adm = self.shared.admission.lock().unwrap();
+            adm.estimates
+                .get(&key)
+                .copied()
+                .unwrap_or_else(|| initial_estimate(&job.params))
+        };
+        let budget = self.shared.config.memory_budget;
+        if estimate > budget {
+            return Err(Error::JobTooLarge {
+                id: job.id,
+                needed: estimate,
+                budget,
+            });
+        }
+        let (tx, rx) = oneshot::channel();
+        let n = job.units.len();
+        let state = Arc::new(JobState {
+            id: job.id.clone(),
+            priority: job.priority,
+            params: job.params.clone(),
+            r,
+            s,
+            cancelled: AtomicBool::new(false),
+            results: Mutex::new(JobResults {
+                proofs: vec![None; n],
+                public_inputs: vec![vec![]; n],
+                remaining: n,
+                tx: Some(tx),
+            }),
+        });
+        {
+            let mut jobs = self.shared.jobs.lock().unwrap();
+            if jobs.contains_key(&job.id) {
+                return Err(Error::DuplicateJob(job.id));
+            }
+            jobs.insert(job.id.clone(), state.clone());
+        }
+        let mut adm = self.shared.admission.lock().unwrap();
+        for (index, synth) in job.units.into_iter().enumerate() {
+            adm.seq += 1;
+            let seq = adm.seq;
+            adm.queue.push(SynthTask {
+                job: state.clone(),
+                index,
+                synth,
+                seq,
+                queued: Instant::now(),
+            });
+        }
+        drop(adm);
+        self.shared.admission_cv.notify_all();
+        Ok(JobHandle {
+            id: job.id,
+            rx,
+            engine: Arc::downgrade(&self.shared),
+        })
+    }
+
+    /// Cancels a job by id; false if no such job is in flight.
+    pub fn cancel(&self, id: &str) -> bool {
+        self.shared.cancel(id)
+    }
+
+    pub fn status(&self) -> EngineStatus {
+        let adm = self.shared.admission.lock().unwrap();
+        let stats = self.shared.stats.lock().unwrap();
+        let stage_counts = [
+            "synthesis",
+            "g1_side",
+            "b_g2",
+            "assemble",
+            "verify",
+            "dealloc",
+        ]
+        .iter()
+        .map(|s| (s.to_string(), stats.count(s)))
+        .collect();
+        EngineStatus {
+            jobs_in_flight: self.shared.jobs.lock().unwrap().len(),
+            synthesis_queue: adm.queue.len(),
+            device_queue: self.shared.device_queue.lock().unwrap().len(),
+            finalize_queue: self.shared.final_tx.len(),
+            dealloc_queue: self.shared.dealloc_tx.len(),
+            memory: adm.mem,
+            memory_budget: adm.budget.limit,
+            proofs_done: stats.proofs,
+            stage_counts,
+        }
+    }
+
+    /// Blocks until no job is in flight and every buffer has been freed.
+    pub fn wait_idle(&self) {
+        let mut jobs = self.shared.jobs.lock().unwrap();
+        while !jobs.is_empty() {
+            jobs = self.shared.idle_cv.wait(jobs).unwrap();
+        }
+        drop(jobs);
+        let mut adm = self.shared.admission.lock().unwrap();
+        while adm.mem.units_in_flight > 0 {
+            adm = self.shared.admission_cv.wait(adm).unwrap();
+        }
+    }
+
+    /// Per-stage percentiles, peak resident memory and device busy time so far.
+    pub fn summary(&self) -> RunSummary {
+        let resident = self.shared.resident.lock().unwrap();
+        let devices = self
+            .shared
+            .backends
+            .iter()
+            .map(|b| (b.name().to_string(), b.device()))
+            .collect();
+        self.shared.stats.lock().unwrap().summary(
+            resident.peak(),
+            self.shared.config.memory_budget,
+            resident.samples.clone(),
+            devices,
+        )
+    }
+
+    /// Waits for the jobs in flight, stops every thread and returns the summary.
+    pub fn shutdown(mut self) -> RunSummary {
+        self.wait_idle();
+        let summary = self.summary();
+        self.stop();
+        summary
+    }
+
+    fn stop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        self.shared.admission_cv.notify_all();
+        self.shared.device_cv.notify_all();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // Jobs still queued resolve with an error when their senders drop.
+        self.stop();
+    }
+}
+
+/// Bytes an assignment's vectors hold that the engine charges.
+fn assignment_bytes(asg: &Assignment) -> usize {
+    asg.heap_bytes()
+}

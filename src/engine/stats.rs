@@ -1,0 +1,132 @@
+//! Per-stage timings, per-device busy time and the run summary.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde::Serialize;
+
+/// Percentiles of one stage, in milliseconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageSummary {
+    pub count: usize,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub total_s: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceSummary {
+    pub backend: String,
+    pub device: String,
+    pub busy_s: f64,
+    pub units: usize,
+}
+
+/// The JSON summary printed at the end of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSummary {
+    pub proofs: usize,
+    pub jobs_failed: usize,
+    pub wall_s: f64,
+    pub proofs_per_s: f64,
+    pub peak_resident_bytes: usize,
+    pub memory_budget_bytes: usize,
+    pub stages: BTreeMap<String, StageSummary>,
+    pub devices: Vec<DeviceSummary>,
+    /// (seconds since start, anonymous resident bytes) samples.
+    #[serde(skip)]
+    pub resident: Vec<(f64, usize)>,
+    /// (stage, start s, end s) intervals, for plotting stage activity.
+    #[serde(skip)]
+    pub activity: Vec<(String, f64, f64)>,
+}
+
+pub struct Stats {
+    start: Instant,
+    stages: BTreeMap<String, Vec<f64>>,
+    pub proofs: usize,
+    pub jobs_failed: usize,
+    pub device_busy: Vec<(f64, usize)>,
+    activity: Vec<(String, f64, f64)>,
+}
+
+impl Stats {
+    pub fn new(devices: usize) -> Self {
+        Stats {
+            start: Instant::now(),
+            stages: BTreeMap::new(),
+            proofs: 0,
+            jobs_failed: 0,
+            device_busy: vec![(0.0, 0); devices],
+            activity: vec![],
+        }
+    }
+
+    /// Records one stage execution that began at `began` and lasted `seconds`.
+    pub fn record(&mut self, stage: &str, began: Instant, seconds: f64) {
+        self.stages
+            .entry(stage.to_string())
+            .or_default()
+            .push(seconds);
+        let s = began.saturating_duration_since(self.start).as_secs_f64();
+        if self.activity.len() < 100_000 {
+            self.activity.push((stage.to_string(), s, s + seconds));
+        }
+    }
+
+    pub fn count(&self, stage: &str) -> usize {
+        self.stages.get(stage).map_or(0, |v| v.len())
+    }
+
+    pub fn summary(
+        &self,
+        peak: usize,
+        budget: usize,
+        resident: Vec<(f64, usize)>,
+        devices: Vec<(String, String)>,
+    ) -> RunSummary {
+        let wall = self.start.elapsed().as_secs_f64();
+        let stages = self
+            .stages
+            .iter()
+            .map(|(name, v)| {
+                let mut v = v.clone();
+                v.sort_by(|a, b| a.total_cmp(b));
+                let pick =
+                    |q: f64| v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1] * 1e3;
+                (
+                    name.clone(),
+                    StageSummary {
+                        count: v.len(),
+                        p50_ms: pick(0.5),
+                        p99_ms: pick(0.99),
+                        max_ms: v.last().copied().unwrap_or(0.0) * 1e3,
+                        total_s: v.iter().sum(),
+                    },
+                )
+            })
+            .collect();
+        RunSummary {
+            proofs: self.proofs,
+            jobs_failed: self.jobs_failed,
+            wall_s: wall,
+            proofs_per_s: self.proofs as f64 / wall.max(1e-9),
+            peak_resident_bytes: peak,
+            memory_budget_bytes: budget,
+            stages,
+            devices: devices
+                .into_iter()
+                .zip(&self.device_busy)
+                .map(|((backend, device), (busy, units))| DeviceSummary {
+                    backend,
+                    device,
+                    busy_s: *busy,
+                    units: *units,
+                })
+                .collect(),
+            resident,
+            activity: self.activity.clone(),
+        }
+    }
+}

@@ -1,0 +1,425 @@
+//! The engine's threads: synthesis, one device worker per backend, finalizers,
+//! deallocators and the resident-memory sampler.
+
+use std::any::Any;
+use std::cmp::Ordering as CmpOrdering;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use ff::Field;
+use rand_core::OsRng;
+
+use super::job::{JobState, Synthesizer};
+use super::memory::{resident_anon_bytes, SAMPLE_EVERY};
+use super::{assignment_bytes, initial_estimate, Charge, Shared};
+use crate::backend::{b_inputs, cpu::CpuBackend, Backend, G1Side, G2Bases, G1_STEPS};
+use crate::error::Error;
+use crate::groth16::{assemble, prepare_verifying_key, verify_proofs_batch, Proof};
+use crate::synthesis::{check_witness, Assignment};
+use crate::Scalar;
+
+pub(crate) struct SynthTask {
+    pub job: Arc<JobState>,
+    pub index: usize,
+    pub synth: Synthesizer,
+    pub seq: u64,
+    pub queued: Instant,
+}
+
+pub(crate) struct DeviceTask {
+    pub job: Arc<JobState>,
+    pub index: usize,
+    pub asg: Assignment,
+    pub charge: Arc<Charge>,
+    pub seq: u64,
+    pub queued: Instant,
+}
+
+pub(crate) struct FinalTask {
+    pub job: Arc<JobState>,
+    pub index: usize,
+    pub asg: Assignment,
+    pub g1: G1Side,
+    pub charge: Arc<Charge>,
+    pub device: usize,
+}
+
+pub(crate) struct Disposal {
+    pub item: Box<dyn Any + Send>,
+    pub bytes: usize,
+    pub charge: Arc<Charge>,
+}
+
+/// Higher priority first, then submission order.
+macro_rules! priority_order {
+    ($t:ty) => {
+        impl Ord for $t {
+            fn cmp(&self, other: &Self) -> CmpOrdering {
+                self.job
+                    .priority
+                    .cmp(&other.job.priority)
+                    .then(other.seq.cmp(&self.seq))
+            }
+        }
+        impl PartialOrd for $t {
+            fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
+                Some(self.cmp(other))
+            }
+        }
+        impl PartialEq for $t {
+            fn eq(&self, other: &Self) -> bool {
+                self.cmp(other) == CmpOrdering::Equal
+            }
+        }
+        impl Eq for $t {}
+    };
+}
+priority_order!(SynthTask);
+priority_order!(DeviceTask);
+
+fn scalar_bytes(v: &Vec<Scalar>) -> usize {
+    v.capacity() * std::mem::size_of::<Scalar>()
+}
+
+/// Takes the highest-priority circuit whose memory the budget admits, waiting for
+/// a task or for memory as needed. None once the engine stops.
+fn admit(s: &Arc<Shared>) -> Option<(SynthTask, Arc<Charge>, usize)> {
+    let mut adm = s.admission.lock().unwrap();
+    loop {
+        if s.stop.load(Ordering::Acquire) {
+            return None;
+        }
+        while adm.queue.peek().is_some_and(|t| t.job.is_cancelled()) {
+            adm.queue.pop();
+        }
+        if let Some(head) = adm.queue.peek() {
+            let key = Arc::as_ptr(&head.job.params) as usize;
+            let estimate = adm
+                .estimates
+                .get(&key)
+                .copied()
+                .unwrap_or_else(|| initial_estimate(&head.job.params));
+            let budget = adm.budget;
+            if budget.admits(&mut adm.mem, estimate) {
+                let task = adm.queue.pop().unwrap();
+                adm.mem.charged += estimate;
+                adm.mem.pending += estimate;
+                adm.mem.units_in_flight += 1;
+                let charge = Arc::new(Charge {
+                    shared: s.clone(),
+                    remaining: AtomicUsize::new(estimate),
+                });
+                return Some((task, charge, estimate));
+            }
+        }
+        // Woken by new tasks, credits and resident-memory samples.
+        adm = s.admission_cv.wait(adm).unwrap();
+    }
+}
+
+pub(crate) fn synthesis(s: Arc<Shared>) {
+    while let Some((task, charge, estimate)) = admit(&s) {
+        let SynthTask {
+            job,
+            index,
+            synth,
+            queued,
+            ..
+        } = task;
+        s.record("queue_synthesis", &job.id, index, queued);
+        let began = Instant::now();
+        let result = catch_unwind(AssertUnwindSafe(synth)).unwrap_or_else(|_| {
+            Err(Error::CircuitPanicked(
+                "a synthesis function panicked".into(),
+            ))
+        });
+        let actual = result.as_ref().map_or(0, assignment_bytes);
+        {
+            let mut adm = s.admission.lock().unwrap();
+            adm.mem.pending -= estimate.min(adm.mem.pending);
+            if actual > estimate {
+                // Allocated already: charge the excess so the budget stays truthful.
+                adm.mem.charged += actual - estimate;
+                charge
+                    .remaining
+                    .fetch_add(actual - estimate, Ordering::AcqRel);
+            }
+            if let Ok(asg) = &result {
+                // Calibrate: measured vectors plus the H computation's transient tables.
+                let transient = 2 * asg.a.len().next_power_of_two() * std::mem::size_of::<Scalar>();
+                let key = Arc::as_ptr(&job.params) as usize;
+                let e = adm.estimates.entry(key).or_insert(0);
+                *e = (*e).max(actual + transient);
+            }
+        }
+        s.admission_cv.notify_all();
+        let asg = match result {
+            Ok(asg) => asg,
+            Err(e) => {
+                s.fail(&job, e);
+                continue;
+            }
+        };
+        s.record("synthesis", &job.id, index, began);
+        if let Some(row) = check_witness(&asg) {
+            s.fail(&job, Error::Unsatisfied { row, path: None });
+            s.dispose(asg, actual, &charge);
+            continue;
+        }
+        if job.is_cancelled() {
+            s.dispose(asg, actual, &charge);
+            continue;
+        }
+        let cap = s.config.device_queue_per_device * s.backends.len();
+        let mut dq = s.device_queue.lock().unwrap();
+        while dq.len() >= cap && !s.stop.load(Ordering::Acquire) {
+            dq = s.device_cv.wait(dq).unwrap();
+        }
+        let seq = {
+            let mut adm = s.admission.lock().unwrap();
+            adm.seq += 1;
+            adm.seq
+        };
+        dq.push(DeviceTask {
+            job,
+            index,
+            asg,
+            charge,
+            seq,
+            queued: Instant::now(),
+        });
+        drop(dq);
+        s.device_cv.notify_all();
+    }
+}
+
+pub(crate) fn device(s: Arc<Shared>, d: usize) {
+    loop {
+        let task = {
+            let mut dq = s.device_queue.lock().unwrap();
+            loop {
+                if let Some(t) = dq.pop() {
+                    break t;
+                }
+                if s.stop.load(Ordering::Acquire) {
+                    return;
+                }
+                dq = s.device_cv.wait(dq).unwrap();
+            }
+        };
+        s.device_cv.notify_all();
+        let DeviceTask {
+            job,
+            index,
+            mut asg,
+            charge,
+            queued,
+            ..
+        } = task;
+        s.record("queue_device", &job.id, index, queued);
+        if job.is_cancelled() {
+            let bytes = assignment_bytes(&asg);
+            s.dispose(asg, bytes, &charge);
+            continue;
+        }
+        let prepared = match s.prepared(d, &job.params) {
+            Ok(p) => p,
+            Err(e) => {
+                s.fail(&job, e);
+                let bytes = assignment_bytes(&asg);
+                s.dispose(asg, bytes, &charge);
+                continue;
+            }
+        };
+        let began = Instant::now();
+        let backend = &s.backends[d];
+        let result = backend.g1_side(&prepared, &mut asg, &mut |v: Vec<Scalar>| {
+            let bytes = scalar_bytes(&v);
+            s.dispose(v, bytes, &charge)
+        });
+        {
+            let mut stats = s.stats.lock().unwrap();
+            stats.device_busy[d].0 += began.elapsed().as_secs_f64();
+            stats.device_busy[d].1 += 1;
+        }
+        s.record("g1_side", &job.id, index, began);
+        match result {
+            Ok(g1) => {
+                let mut at = began;
+                for (step, secs) in G1_STEPS.iter().zip(g1.seconds) {
+                    if secs > 0.0 {
+                        log::info!(
+                            "crossgroth-stage job={} unit={index} stage={step} ms={:.3}",
+                            job.id,
+                            secs * 1e3
+                        );
+                        s.stats.lock().unwrap().record(step, at, secs);
+                        at += Duration::from_secs_f64(secs);
+                    }
+                }
+                let task = FinalTask {
+                    job,
+                    index,
+                    asg,
+                    g1,
+                    charge,
+                    device: d,
+                };
+                if let Err(e) = s.final_tx.send(task) {
+                    let t = e.into_inner();
+                    s.fail(&t.job, Error::Invalid("the engine is shutting down".into()));
+                }
+            }
+            Err(e) => {
+                s.fail(&job, e);
+                let bytes = assignment_bytes(&asg);
+                s.dispose(asg, bytes, &charge);
+            }
+        }
+    }
+}
+
+/// B scalars that a bucket pass would see (not 0, not 1): the MSM's real size.
+fn effective_b_terms(asg: &Assignment) -> usize {
+    let count = |v: &[Scalar], d: &crate::density::Density| {
+        d.ones()
+            .filter(|&i| {
+                let x = &v[i];
+                !bool::from(x.is_zero()) && *x != Scalar::ONE
+            })
+            .count()
+    };
+    count(&asg.input, &asg.b_input_density) + count(&asg.aux, &asg.b_aux_density)
+}
+
+fn next<T>(s: &Shared, rx: &Receiver<T>) -> Option<T> {
+    loop {
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(t) => return Some(t),
+            Err(RecvTimeoutError::Timeout) if !s.stop.load(Ordering::Acquire) => continue,
+            Err(_) => return None,
+        }
+    }
+}
+
+pub(crate) fn finalize(s: Arc<Shared>, rx: Receiver<FinalTask>) {
+    while let Some(task) = next(&s, &rx) {
+        let FinalTask {
+            job,
+            index,
+            asg,
+            g1,
+            charge,
+            device,
+        } = task;
+        if job.is_cancelled() {
+            let bytes = assignment_bytes(&asg);
+            s.dispose(asg, bytes, &charge);
+            continue;
+        }
+        // B_G2 where it pays: on the device only when many B scalars are neither 0
+        // nor 1 (dense circuits); Filecoin-like circuits keep it on the CPU.
+        let began = Instant::now();
+        let backend = &s.backends[device];
+        let b_g2 = if backend.b_g2_on_device(effective_b_terms(&asg)) {
+            s.prepared(device, &job.params)
+                .and_then(|p| backend.b_g2(&p, &asg))
+        } else {
+            let bases = G2Bases {
+                host: job.params.b_g2.clone(),
+                device: None,
+            };
+            CpuBackend
+                .msm_g2(&bases, &b_inputs(&asg))
+                .map(|v| v[0] + v[1])
+        };
+        s.record("b_g2", &job.id, index, began);
+        let b_g2 = match b_g2 {
+            Ok(p) => p,
+            Err(e) => {
+                s.fail(&job, e);
+                let bytes = assignment_bytes(&asg);
+                s.dispose(asg, bytes, &charge);
+                continue;
+            }
+        };
+        let began = Instant::now();
+        let proof = assemble(&job.params.vk, &g1, &b_g2, job.r[index], job.s[index]);
+        s.record("assemble", &job.id, index, began);
+        let public = asg.input[1..].to_vec();
+        let bytes = assignment_bytes(&asg);
+        s.dispose(asg, bytes, &charge);
+        drop(charge);
+        let done = {
+            let mut res = job.results.lock().unwrap();
+            res.proofs[index] = Some(proof);
+            res.public_inputs[index] = public;
+            res.remaining -= 1;
+            res.remaining == 0
+        };
+        if done {
+            complete(&s, &job);
+        }
+    }
+}
+
+/// Verifies every proof of a finished job in one batch check and resolves it.
+fn complete(s: &Shared, job: &JobState) {
+    let began = Instant::now();
+    let (proofs, inputs): (Vec<Proof>, Vec<Vec<Scalar>>) = {
+        let res = job.results.lock().unwrap();
+        (
+            res.proofs
+                .iter()
+                .map(|p| p.expect("every unit finished"))
+                .collect(),
+            res.public_inputs.clone(),
+        )
+    };
+    let pvk = prepare_verifying_key(&job.params.vk);
+    let refs: Vec<&Proof> = proofs.iter().collect();
+    let verdict = verify_proofs_batch(&pvk, &mut OsRng, &refs, &inputs);
+    s.record("verify", &job.id, 0, began);
+    match verdict {
+        Ok(true) => {
+            let n = proofs.len();
+            if job.resolve(Ok(proofs)) {
+                s.stats.lock().unwrap().proofs += n;
+            }
+            s.forget(&job.id);
+        }
+        Ok(false) => s.fail(
+            job,
+            Error::Invalid(format!("job {}: a proof failed self-verification", job.id)),
+        ),
+        Err(e) => s.fail(job, e),
+    }
+}
+
+pub(crate) fn dealloc(s: Arc<Shared>, rx: Receiver<Disposal>) {
+    while let Some(d) = next(&s, &rx) {
+        let began = Instant::now();
+        drop(d.item);
+        let secs = began.elapsed().as_secs_f64();
+        log::debug!(
+            "crossgroth-stage stage=dealloc bytes={} ms={:.3}",
+            d.bytes,
+            secs * 1e3
+        );
+        s.stats.lock().unwrap().record("dealloc", began, secs);
+        d.charge.credit(d.bytes);
+    }
+}
+
+pub(crate) fn sample(s: Arc<Shared>) {
+    while !s.stop.load(Ordering::Acquire) {
+        let r = resident_anon_bytes().unwrap_or(0);
+        s.resident.lock().unwrap().record(r);
+        s.admission.lock().unwrap().mem.resident = r;
+        s.admission_cv.notify_all();
+        std::thread::sleep(SAMPLE_EVERY);
+    }
+}

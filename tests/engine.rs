@@ -1,0 +1,240 @@
+//! The proving engine: proofs identical to the plain prover, faults confined to
+//! their job, cancellation, priorities, and a budget that returns to zero.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use common::*;
+use crossgroth::backend::{Backend, CpuBackend};
+use crossgroth::circuits::BuiltinCircuit;
+use crossgroth::engine::simulated::SimulatedDevice;
+use crossgroth::engine::{Engine, EngineConfig, Job, Priority};
+use crossgroth::groth16::{self, Parameters, Prover};
+use crossgroth::{Error, Scalar};
+
+fn config(budget: usize) -> EngineConfig {
+    EngineConfig {
+        synthesis_workers: 2,
+        memory_budget: budget,
+        ..EngineConfig::default()
+    }
+}
+
+fn cpu() -> Vec<Arc<dyn Backend>> {
+    vec![Arc::new(CpuBackend)]
+}
+
+fn job(
+    id: &str,
+    params: &Arc<Parameters>,
+    spec_str: &str,
+    seeds: std::ops::Range<u64>,
+) -> (Job, Vec<BuiltinCircuit>) {
+    let circuits: Vec<_> = seeds.map(|s| spec(spec_str).instance(s)).collect();
+    let (r, s) = groth16::draw_randomness(circuits.len(), &mut rng(circuits.len() as u64));
+    (
+        Job::new(id, params.clone(), circuits.clone()).with_randomness(r, s),
+        circuits,
+    )
+}
+
+fn assert_drained(engine: &Engine) {
+    engine.wait_idle();
+    let st = engine.status();
+    assert_eq!(st.memory.charged, 0, "{st:?}");
+    assert_eq!(st.memory.pending, 0, "{st:?}");
+    assert_eq!(st.memory.units_in_flight, 0, "{st:?}");
+    assert_eq!(st.jobs_in_flight, 0);
+}
+
+#[test]
+fn engine_proofs_equal_the_plain_provers() {
+    let params = Arc::new(params_for(&spec("sha256:64"), 1));
+    let engine = Engine::start(config(4 << 30), cpu()).unwrap();
+    let circuits: Vec<_> = (0..3).map(|s| spec("sha256:64").instance(s)).collect();
+    let (r, s) = groth16::draw_randomness(3, &mut rng(2));
+    let handle = engine
+        .submit(
+            Job::new("a", params.clone(), circuits.clone()).with_randomness(r.clone(), s.clone()),
+        )
+        .unwrap();
+    let got = handle.wait().unwrap();
+    let expected = Prover::new(Arc::new(CpuBackend), params.clone())
+        .unwrap()
+        .prove_batch(circuits, &r, &s)
+        .unwrap();
+    assert_eq!(got, expected);
+    let summary = engine.shutdown();
+    assert_eq!(summary.proofs, 3);
+    for stage in [
+        "synthesis",
+        "h",
+        "msm_l",
+        "b_g2",
+        "assemble",
+        "verify",
+        "dealloc",
+        "queue_device",
+    ] {
+        assert!(
+            summary.stages.contains_key(stage),
+            "no {stage} in {:?}",
+            summary.stages.keys()
+        );
+    }
+}
+
+#[test]
+fn a_backend_error_fails_only_its_job_and_leaks_nothing() {
+    let params = Arc::new(params_for(&spec("cubic"), 1));
+    let device = SimulatedDevice::failing_at(Duration::from_millis(5), 3).shared();
+    let engine = Engine::start(
+        EngineConfig {
+            synthesis_workers: 1,
+            ..config(1 << 30)
+        },
+        vec![device],
+    )
+    .unwrap();
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            engine
+                .submit(job(&format!("j{i}"), &params, "cubic", i * 2..i * 2 + 2).0)
+                .unwrap()
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.wait()).collect();
+    let failed: Vec<_> = results.iter().filter(|r| r.is_err()).collect();
+    assert_eq!(failed.len(), 1, "{results:?}");
+    assert!(failed[0]
+        .as_ref()
+        .unwrap_err()
+        .to_string()
+        .contains("injected failure"));
+    assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 3);
+    assert_drained(&engine);
+}
+
+struct Unsatisfied;
+impl Circuit<Scalar> for Unsatisfied {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let x = cs.alloc(|| "x", || Ok(Scalar::from(3u64)))?;
+        let y = cs.alloc_input(|| "y", || Ok(Scalar::from(10u64)))?;
+        cs.enforce(|| "x*x = y", |lc| lc + x, |lc| lc + x, |lc| lc + y);
+        Ok(())
+    }
+}
+
+#[test]
+fn an_invalid_witness_fails_its_job_only() {
+    let params = Arc::new(params_for(&spec("cubic"), 1));
+    let bad_params =
+        Arc::new(groth16::generate_random_parameters(Unsatisfied, &mut rng(1), None).unwrap());
+    let engine = Engine::start(config(1 << 30), cpu()).unwrap();
+    let good = engine
+        .submit(job("good", &params, "cubic", 0..3).0)
+        .unwrap();
+    let bad = engine
+        .submit(Job::new("bad", bad_params, vec![Unsatisfied]))
+        .unwrap();
+    assert!(matches!(bad.wait(), Err(Error::Unsatisfied { row: 0, .. })));
+    assert_eq!(good.wait().unwrap().len(), 3);
+    assert_drained(&engine);
+}
+
+#[test]
+fn cancelling_releases_memory() {
+    let params = Arc::new(params_for(&spec("sha256:64"), 1));
+    let device = SimulatedDevice::new(Duration::from_millis(30)).shared();
+    let engine = Engine::start(config(1 << 30), vec![device]).unwrap();
+    let (long, _) = job("long", &params, "sha256:64", 0..12);
+    let h = engine.submit(long).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    h.cancel();
+    assert!(matches!(h.wait(), Err(Error::Cancelled(ref id)) if id == "long"));
+    assert!(
+        !engine.cancel("long"),
+        "a finished job cannot be cancelled again"
+    );
+    assert_drained(&engine);
+}
+
+#[test]
+fn submissions_are_checked() {
+    let params = Arc::new(params_for(&spec("cubic"), 1));
+    let device = SimulatedDevice::new(Duration::from_millis(50)).shared();
+    let engine = Engine::start(config(1 << 30), vec![device]).unwrap();
+    let first = engine
+        .submit(job("same", &params, "cubic", 0..2).0)
+        .unwrap();
+    let e = engine
+        .submit(job("same", &params, "cubic", 0..2).0)
+        .unwrap_err();
+    assert!(matches!(e, Error::DuplicateJob(ref id) if id == "same"));
+    assert!(matches!(
+        engine.submit(Job::new(
+            "empty",
+            params.clone(),
+            Vec::<BuiltinCircuit>::new()
+        )),
+        Err(Error::EmptyBatch)
+    ));
+    let wrong = Job::new("rs", params.clone(), vec![spec("cubic").instance(0)])
+        .with_randomness(vec![], vec![]);
+    assert!(engine.submit(wrong).is_err());
+    first.wait().unwrap();
+    // The id is free again once the job resolved.
+    engine
+        .submit(job("same", &params, "cubic", 0..1).0)
+        .unwrap()
+        .wait()
+        .unwrap();
+
+    let tiny = Engine::start(config(1000), cpu()).unwrap();
+    let e = tiny
+        .submit(job("big", &params, "cubic", 0..1).0)
+        .unwrap_err();
+    assert!(matches!(e, Error::JobTooLarge { .. }), "{e}");
+}
+
+#[test]
+fn high_priority_jobs_pass_queued_low_priority_synthesis() {
+    let params = Arc::new(params_for(&spec("sha256:64"), 1));
+    let device = SimulatedDevice::new(Duration::from_millis(20)).shared();
+    let engine = Engine::start(
+        EngineConfig {
+            synthesis_workers: 1,
+            ..config(1 << 30)
+        },
+        vec![device],
+    )
+    .unwrap();
+    let low = engine
+        .submit(
+            job("low", &params, "sha256:64", 0..10)
+                .0
+                .with_priority(Priority::Low),
+        )
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let high = engine
+        .submit(
+            job("high", &params, "sha256:64", 20..21)
+                .0
+                .with_priority(Priority::High),
+        )
+        .unwrap();
+    let order = Arc::new(std::sync::Mutex::new(vec![]));
+    let o = order.clone();
+    let t = std::thread::spawn(move || {
+        low.wait().unwrap();
+        o.lock().unwrap().push("low");
+    });
+    high.wait().unwrap();
+    order.lock().unwrap().push("high");
+    t.join().unwrap();
+    assert_eq!(*order.lock().unwrap(), vec!["high", "low"]);
+}
