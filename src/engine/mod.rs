@@ -55,6 +55,9 @@ pub struct EngineConfig {
     pub device_queue_per_device: usize,
     /// Threads freeing buffers.
     pub deallocators: usize,
+    /// Set glibc's mmap threshold to 1 MiB for the whole process (default on), so
+    /// freed buffers leave resident memory at once instead of staying in arenas.
+    pub tune_allocator: bool,
 }
 
 impl Default for EngineConfig {
@@ -66,6 +69,7 @@ impl Default for EngineConfig {
             memory_budget: default_budget(),
             device_queue_per_device: 2,
             deallocators: 2,
+            tune_allocator: true,
         }
     }
 }
@@ -264,6 +268,9 @@ impl Engine {
             || config.deallocators == 0
         {
             return Err(Error::Invalid("worker counts must be at least 1".into()));
+        }
+        if config.tune_allocator {
+            workers::tune_allocator();
         }
         let (final_tx, final_rx) = bounded(backends.len() * 2);
         let (dealloc_tx, dealloc_rx) = bounded(64);

@@ -1,0 +1,108 @@
+//! Resident memory under the engine: a soak of hundreds of small proofs stays flat
+//! and under the budget, and an overloaded engine (synthesis concurrency far above
+//! what the budget allows) slows down instead of exceeding it. One test per binary:
+//! resident memory is a property of the whole process.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use crossgroth::backend::{Backend, CpuBackend};
+use crossgroth::engine::{resident_anon_bytes, Engine, EngineConfig, Job};
+use crossgroth::groth16;
+
+const MIB: usize = 1 << 20;
+/// What resident memory may exceed the budget by: allocator slack, thread stacks and
+/// buffers the engine does not charge (proof results, queues).
+const MARGIN: usize = 32 * MIB;
+
+fn mean(v: &[(f64, usize)]) -> f64 {
+    v.iter().map(|s| s.1 as f64).sum::<f64>() / v.len().max(1) as f64
+}
+
+#[test]
+fn soak_then_overload() {
+    let cpu: Vec<Arc<dyn Backend>> = vec![Arc::new(CpuBackend)];
+
+    // Soak: 300 proofs of a 2^10-row chain, 30 jobs of 10.
+    let params = Arc::new(params_for(&spec("chain:10"), 1));
+    let baseline = resident_anon_bytes().unwrap_or(0);
+    let budget = baseline + 48 * MIB;
+    let engine = Engine::start(
+        EngineConfig {
+            synthesis_workers: 2,
+            memory_budget: budget,
+            ..EngineConfig::default()
+        },
+        cpu.clone(),
+    )
+    .unwrap();
+    let handles: Vec<_> = (0..30u64)
+        .map(|j| {
+            let circuits: Vec<_> = (0..10)
+                .map(|i| spec("chain:10").instance(j * 10 + i))
+                .collect();
+            engine
+                .submit(Job::new(format!("soak-{j}"), params.clone(), circuits))
+                .unwrap()
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(
+            h.wait().unwrap().len(),
+            10,
+            "every proof verified by the engine"
+        );
+    }
+    let summary = engine.shutdown();
+    assert_eq!(summary.proofs, 300);
+    let samples = &summary.resident;
+    assert!(samples.len() > 20, "{} samples", samples.len());
+    let after_warmup = &samples[samples.len() / 5..];
+    let (first, second) = after_warmup.split_at(after_warmup.len() / 2);
+    eprintln!(
+        "soak: baseline {} MiB, budget {} MiB, peak {} MiB, means {:.1} / {:.1} MiB, {:.1} proofs/s",
+        baseline / MIB,
+        budget / MIB,
+        summary.peak_resident_bytes / MIB,
+        mean(first) / MIB as f64,
+        mean(second) / MIB as f64,
+        summary.proofs_per_s
+    );
+    assert!(summary.peak_resident_bytes <= budget + MARGIN);
+    assert!(
+        mean(second) <= mean(first) * 1.10 + 4.0 * MIB as f64,
+        "resident memory grows during the soak"
+    );
+
+    // Overload: 32 synthesis workers on a budget for about three SHA-256 circuits.
+    let params = Arc::new(params_for(&spec("sha256:64"), 2));
+    let baseline = resident_anon_bytes().unwrap_or(0);
+    let budget = baseline + 40 * MIB;
+    let engine = Engine::start(
+        EngineConfig {
+            synthesis_workers: 32,
+            memory_budget: budget,
+            ..EngineConfig::default()
+        },
+        cpu,
+    )
+    .unwrap();
+    let circuits: Vec<_> = (0..12).map(|i| spec("sha256:64").instance(i)).collect();
+    let (r, s) = groth16::draw_randomness(12, &mut rng(3));
+    let proofs = engine
+        .submit(Job::new("overload", params.clone(), circuits.clone()).with_randomness(r, s))
+        .unwrap()
+        .wait()
+        .unwrap();
+    assert_eq!(proofs.len(), 12);
+    let summary = engine.shutdown();
+    eprintln!(
+        "overload: baseline {} MiB, budget {} MiB, peak {} MiB",
+        baseline / MIB,
+        budget / MIB,
+        summary.peak_resident_bytes / MIB
+    );
+    assert!(summary.peak_resident_bytes <= budget + MARGIN);
+}
