@@ -1,7 +1,9 @@
 //! Subcommands of the `crossgroth` binary.
 
 mod crosscheck;
+mod engine_run;
 mod files;
+mod plot;
 mod progress;
 
 use std::path::PathBuf;
@@ -56,8 +58,8 @@ enum Command {
         #[arg(long)]
         params: PathBuf,
         /// Where to write the 192-byte proof.
-        #[arg(long)]
-        proof: PathBuf,
+        #[arg(long, required_unless_present = "count")]
+        proof: Option<PathBuf>,
         /// Where to write the public inputs (JSON); default: <proof>.inputs.json.
         #[arg(long)]
         inputs: Option<PathBuf>,
@@ -76,6 +78,12 @@ enum Command {
         /// Skip the subgroup checks when reading parameters (on-curve checks remain).
         #[arg(long)]
         trust_params: bool,
+        /// Prove this many instances through the proving engine instead (witness
+        /// seeds 0..N), reporting throughput and stage timings; writes no proof file.
+        #[arg(long)]
+        count: Option<usize>,
+        #[command(flatten)]
+        engine: EngineOptions,
     },
     /// Verify a proof against a verifying key (from --params or --vk).
     Verify {
@@ -100,6 +108,19 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Run many proofs of a built-in circuit through the proving engine and report
+    /// throughput, per-stage p50/p99 and peak resident memory.
+    BenchEngine {
+        #[arg(long, default_value = "sha256:64")]
+        circuit: CircuitSpec,
+        /// Parameters to use; generated in memory (insecure) when absent.
+        #[arg(long)]
+        params: Option<PathBuf>,
+        #[arg(long, default_value_t = 32)]
+        count: usize,
+        #[command(flatten)]
+        engine: EngineOptions,
+    },
     /// List the backends and devices of this machine, and why any is unavailable.
     Devices,
     /// Setup, prove and verify a small SHA-256 circuit on the best backend here.
@@ -109,6 +130,51 @@ enum Command {
         #[arg(long, value_enum, default_value_t = BackendKind::Auto)]
         backend: BackendKind,
     },
+}
+
+/// Options of runs through the proving engine.
+#[derive(clap::Args)]
+struct EngineOptions {
+    /// Circuits per job (a batch of one shape).
+    #[arg(long, default_value_t = 1)]
+    batch: usize,
+    /// Circuits synthesized at once (default: the number of cores).
+    #[arg(long)]
+    synthesis_workers: Option<usize>,
+    /// Upper bound for resident memory, e.g. 8GiB (default: 80% of available memory).
+    #[arg(long)]
+    memory_budget: Option<bytesize::ByteSize>,
+    /// Synthesize from a recorded shape (witness pass only).
+    #[arg(long)]
+    recorded: bool,
+    /// Replace the backend by a simulated device holding each proof's critical path
+    /// for this many milliseconds (to study the pipeline without a GPU).
+    #[arg(long)]
+    simulate_device_ms: Option<u64>,
+    /// Write the JSON summary here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write an SVG of resident memory and stage activity over time here.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+impl EngineOptions {
+    fn into_args(self, circuit: CircuitSpec, params: Option<PathBuf>, count: usize, backend: BackendKind) -> engine_run::EngineArgs {
+        engine_run::EngineArgs {
+            circuit,
+            params,
+            count,
+            batch: self.batch,
+            backend,
+            simulate_device_ms: self.simulate_device_ms,
+            synthesis_workers: self.synthesis_workers,
+            memory_budget: self.memory_budget,
+            recorded: self.recorded,
+            json: self.json,
+            plot: self.plot,
+        }
+    }
 }
 
 pub fn run() -> Result<()> {
@@ -122,6 +188,14 @@ pub fn run() -> Result<()> {
         Command::Prove {
             circuit,
             params,
+            backend,
+            count: Some(count),
+            engine,
+            ..
+        } => engine_run::run(engine.into_args(circuit, Some(params), count, backend)),
+        Command::Prove {
+            circuit,
+            params,
             proof,
             inputs,
             backend,
@@ -129,7 +203,10 @@ pub fn run() -> Result<()> {
             witness_seed,
             no_witness_check,
             trust_params,
+            count: None,
+            ..
         } => {
+            let proof = proof.expect("clap requires --proof without --count");
             let inputs = inputs.unwrap_or_else(|| files::inputs_path(&proof));
             prove(ProveArgs {
                 circuit,
@@ -157,6 +234,12 @@ pub fn run() -> Result<()> {
             params,
             seed,
         } => crosscheck::run(circuit, params, seed),
+        Command::BenchEngine {
+            circuit,
+            params,
+            count,
+            engine,
+        } => engine_run::run(engine.into_args(circuit, params, count, BackendKind::Auto)),
         Command::Devices => devices(),
         Command::Demo { circuit, backend } => demo(circuit, backend),
     }
