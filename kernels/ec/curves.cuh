@@ -6,14 +6,9 @@
 typedef affine_t<fq_t> g1_affine_t;
 typedef xyzz_t<fq_t> g1_xyzz_t;
 typedef jacobian_t<fq_t> g1_jacobian_t;
-// "hot" variants: same layout, inlined field products (see fq_inl_t).
-typedef affine_t<fq_inl_t> g1_hot_affine_t;
-typedef xyzz_t<fq_inl_t> g1_hot_xyzz_t;
 typedef affine_t<fq2_t> g2_affine_t;
 typedef xyzz_t<fq2_t> g2_xyzz_t;
 typedef jacobian_t<fq2_t> g2_jacobian_t;
-typedef g2_affine_t g2_hot_affine_t;
-typedef g2_xyzz_t g2_hot_xyzz_t;
 
 // 16-byte vector load/store of a POD whose size is a multiple of 16.
 template <class T>

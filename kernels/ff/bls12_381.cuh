@@ -35,12 +35,5 @@ struct fr_params {
     }
 };
 
-// Same field, with the product inlined: used by the hottest G1 loop only (the
-// MSM bucket accumulation), where a call per product costs more than the code.
-struct fq_inl_params : fq_params {
-    static const bool inline_mul = true;
-};
-
 typedef mont_t<fq_params> fq_t;
-typedef mont_t<fq_inl_params> fq_inl_t;
 typedef mont_t<fr_params> fr_t;

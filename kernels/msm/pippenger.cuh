@@ -5,14 +5,17 @@
 //                    scalars 0 (dropped) and 1 (flagged for a plain sum) taken
 //                    out, signed c-bit window digits counted per bucket.
 //   2. msm_scan      exclusive scan of the bucket counts (one block).
-//   3. msm_scatter   counting sort: (bucket key, base index | sign) pairs laid
-//                    out grouped by bucket.
-//   4. msm_accumulate  the sorted list is cut into equal chunks of L entries, one
-//                    per thread, so every thread does the same number of mixed
-//                    additions whatever the bucket sizes; runs wholly inside a
-//                    chunk are written to their bucket, runs that touch a chunk
-//                    edge go to head/tail partials.
-//   5. msm_fixup     per bucket: sum its head/tail partials (or mark it empty).
+//   3. msm_scatter   counting sort: (bucket key, base index | sign) pairs, one
+//                    u64 each, laid out grouped by bucket.
+//   4. msm_accumulate  the sorted list is cut into equal chunks of L0 entries,
+//                    one per thread, so every thread does the same number of
+//                    mixed additions whatever the bucket sizes (a Groth16
+//                    witness can put most scalars in one bucket). Each chunk
+//                    adds its runs to their buckets, except its first run,
+//                    which becomes an entry of the next level.
+//   5. msm_accumulate_level  the same over those partial sums, L1 per thread,
+//                    level after level until one chunk remains: a bucket of
+//                    any size costs O(L0 + L1 log n) sequential additions.
 //   6. msm_bucket_reduce  per window segment of S buckets: sum_k k * B_k by
 //                    running sums, plus lo * (segment sum).
 //   7. msm_sum_groups  (repeated) per window: sum the segment results.
@@ -21,6 +24,12 @@
 //                    host combines the windows (Horner, c doublings each).
 #pragma once
 #include "../ec/curves.cuh"
+
+// Occupancy of the accumulation kernel (blocks of 128 threads per SM that the
+// register allocation must allow); tuned on an H200.
+#ifndef MSM_ACC_MIN_BLOCKS
+#define MSM_ACC_MIN_BLOCKS 2
+#endif
 
 #define MSM_NONE 0xffffffffu
 #define MSM_ONE_FLAG 0x80000000u
@@ -84,8 +93,7 @@ extern "C" __global__ void msm_prepare(const fr_t* __restrict__ scalars, u32 n, 
 }
 
 extern "C" __global__ void msm_scatter(const fr_t* __restrict__ canon, const u32* __restrict__ bidx, u32 n, u32 c,
-                                       u32 nwin, u32* __restrict__ cursor, u32* __restrict__ keys,
-                                       u32* __restrict__ vals) {
+                                       u32 nwin, u32* __restrict__ cursor, u64* __restrict__ entries) {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     u32 b = bidx[i];
@@ -98,8 +106,8 @@ extern "C" __global__ void msm_scatter(const fr_t* __restrict__ canon, const u32
         if (d != 0) {
             u32 key = w * K + (u32)(d < 0 ? -d : d) - 1;
             u32 pos = atomicAdd(&cursor[key], 1u);
-            keys[pos] = key;
-            vals[pos] = b | (d < 0 ? MSM_ONE_FLAG : 0u);  // top bit: negate
+            // one 8-byte write: bucket key above, base index | negate flag below
+            entries[pos] = ((u64)key << 32) | (u64)(b | (d < 0 ? MSM_ONE_FLAG : 0u));
         }
     }
 }
@@ -131,54 +139,99 @@ extern "C" __global__ void msm_scan(const u32* __restrict__ counts, u32 nb, u32*
     if (t == 1023) offsets[nb] = sums[1023];
 }
 
+// Number of entries at level k of the accumulation tree (level 0: the sorted
+// (bucket, point) entries; level k >= 1: one per chunk of level k - 1).
+__device__ __forceinline__ u32 level_count(u32 total, u32 L0, u32 L1, u32 k) {
+    u32 n = total;
+    if (k >= 1) {
+        n = (n + L0 - 1) / L0;
+        for (u32 j = 1; j < k; j++) n = (n + L1 - 1) / L1;
+    }
+    return n;
+}
+
+// Adds a finished run to its bucket. Within one level a bucket is written by at
+// most one thread (the chunk in which its run is not the first run), and the
+// levels run as separate launches, so the read-modify-write needs no atomics.
+template <class X>
+__device__ __forceinline__ void bucket_add(X* buckets, u32 key, const X& run) {
+    X b = load16(buckets + key);
+    b.add(run);
+    store16(buckets + key, b);
+}
+
+// Level 0: chunk t = entries [t L0, t L0 + L0) of the sorted list. Every run but
+// the chunk's first is added to its bucket; the first run (which may continue a
+// bucket begun in earlier chunks) goes to heads[t], an entry of level 1 whose
+// key is the key of the chunk's first entry. If all entries fit in one chunk,
+// the first run goes to its bucket too.
 template <class A, class X>
-__device__ __forceinline__ void msm_accumulate_impl(const A* __restrict__ bases, const u32* __restrict__ keys,
-                                                    const u32* __restrict__ vals, const u32* __restrict__ offsets,
-                                                    u32 nb, u32 L, X* __restrict__ buckets, X* __restrict__ heads,
-                                                    X* __restrict__ tails) {
+__device__ __forceinline__ void msm_accumulate_impl(const A* __restrict__ bases, const u64* __restrict__ entries,
+                                                    const u32* __restrict__ offsets,
+                                                    u32 nb, u32 L, X* __restrict__ buckets, X* __restrict__ heads) {
     u32 t = blockIdx.x * blockDim.x + threadIdx.x;
     u32 total = offsets[nb];
     u64 start64 = (u64)t * L;
     if (start64 >= total) return;
     u32 start = (u32)start64;
     u32 end = min(start + L, total);
-    u32 cur = keys[start];
+    bool final_level = total <= L;
+    u32 cur = (u32)(entries[start] >> 32);
     u32 run_start = start;
     X acc = X::inf();
     for (u32 e = start; e < end; e++) {
-        u32 k = keys[e];
+        u64 ent = entries[e];
+        u32 k = (u32)(ent >> 32);
         if (k != cur) {
-            if (run_start == start) store16(heads + t, acc);
-            else store16(buckets + cur, acc);
+            if (run_start == start && !final_level) store16(heads + t, acc);
+            else bucket_add(buckets, cur, acc);
             cur = k;
             run_start = e;
             acc = X::inf();
         }
-        u32 v = vals[e];
+        u32 v = (u32)ent;
         A p = load16(bases + (v & 0x7fffffffu));
         if (v & 0x80000000u) p.y = p.y.neg();
         acc.add_affine(p);
     }
-    if (run_start == start) store16(heads + t, acc);
-    else store16(tails + t, acc);
+    if (run_start == start && !final_level) store16(heads + t, acc);
+    else bucket_add(buckets, cur, acc);
 }
 
+// Level k >= 1: the same over the partial sums of level k - 1 (in), whose keys
+// are the keys of entries0[i * stride] with stride = L0 * L1^(k-1).
 template <class X>
-__device__ __forceinline__ void msm_fixup_impl(const u32* __restrict__ offsets, u32 nb, u32 L,
-                                               X* __restrict__ buckets, const X* __restrict__ heads,
-                                               const X* __restrict__ tails) {
-    u32 b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= nb) return;
-    u32 s = offsets[b], e = offsets[b + 1];
+__device__ __forceinline__ void msm_accumulate_level_impl(const X* __restrict__ in, const u64* __restrict__ entries0,
+                                                          const u32* __restrict__ offsets, u32 nb, u32 L0, u32 L1,
+                                                          u32 k, X* __restrict__ buckets, X* __restrict__ out) {
+    u32 t = blockIdx.x * blockDim.x + threadIdx.x;
     u32 total = offsets[nb];
-    if (s == e) { store16(buckets + b, X::inf()); return; }
-    u32 cs = s / L, ce = (e - 1) / L;
-    u32 chunk_end = min(cs * L + L, total);
-    bool starts_chunk = (s == cs * L);
-    if (cs == ce && !starts_chunk && e != chunk_end) return;  // interior run: already written
-    X acc = starts_chunk ? load16(heads + cs) : load16(tails + cs);
-    for (u32 ch = cs + 1; ch <= ce; ch++) acc.add(load16(heads + ch));
-    store16(buckets + b, acc);
+    u32 prev = level_count(total, L0, L1, k - 1);
+    if (prev <= (k == 1 ? L0 : L1)) return;  // level k - 1 was the last
+    u32 n = level_count(total, L0, L1, k);
+    u64 stride = L0;
+    for (u32 j = 1; j < k; j++) stride *= L1;
+    u64 start64 = (u64)t * L1;
+    if (start64 >= n) return;
+    u32 start = (u32)start64;
+    u32 end = min(start + L1, n);
+    bool final_level = n <= L1;
+    u32 cur = (u32)(entries0[start * stride] >> 32);
+    u32 run_start = start;
+    X acc = X::inf();
+    for (u32 e = start; e < end; e++) {
+        u32 key = (u32)(entries0[e * stride] >> 32);
+        if (key != cur) {
+            if (run_start == start && !final_level) store16(out + t, acc);
+            else bucket_add(buckets, cur, acc);
+            cur = key;
+            run_start = e;
+            acc = X::inf();
+        }
+        acc.add(load16(in + e));
+    }
+    if (run_start == start && !final_level) store16(out + t, acc);
+    else bucket_add(buckets, cur, acc);
 }
 
 // Segment of S buckets of window w: sum_{j} (j + 1) * B_j over j in [lo, lo + S).
@@ -246,15 +299,16 @@ __device__ __forceinline__ void msm_to_jacobian_impl(const X* __restrict__ in, u
 }
 
 #define MSM_INSTANTIATE(G)                                                                                        \
-    extern "C" __global__ void G##_msm_accumulate(const G##_hot_affine_t* bases, const u32* keys,                 \
-                                                  const u32* vals, const u32* offsets, u32 nb, u32 L,             \
-                                                  G##_hot_xyzz_t* buckets, G##_hot_xyzz_t* heads,                 \
-                                                  G##_hot_xyzz_t* tails) {                                        \
-        msm_accumulate_impl(bases, keys, vals, offsets, nb, L, buckets, heads, tails);                            \
+    extern "C" __global__ void __launch_bounds__(128, MSM_ACC_MIN_BLOCKS)                                        \
+        G##_msm_accumulate(const G##_affine_t* bases, const u64* entries,                  \
+                                                  const u32* offsets, u32 nb, u32 L, G##_xyzz_t* buckets,         \
+                                                  G##_xyzz_t* heads) {                                            \
+        msm_accumulate_impl(bases, entries, offsets, nb, L, buckets, heads);                                      \
     }                                                                                                             \
-    extern "C" __global__ void G##_msm_fixup(const u32* offsets, u32 nb, u32 L, G##_xyzz_t* buckets,              \
-                                             const G##_xyzz_t* heads, const G##_xyzz_t* tails) {                  \
-        msm_fixup_impl(offsets, nb, L, buckets, heads, tails);                                                    \
+    extern "C" __global__ void G##_msm_accumulate_level(const G##_xyzz_t* in, const u64* entries0,                \
+                                                        const u32* offsets, u32 nb, u32 L0, u32 L1, u32 k,        \
+                                                        G##_xyzz_t* buckets, G##_xyzz_t* out) {                   \
+        msm_accumulate_level_impl(in, entries0, offsets, nb, L0, L1, k, buckets, out);                            \
     }                                                                                                             \
     extern "C" __global__ void G##_msm_bucket_reduce(const G##_xyzz_t* buckets, u32 K, u32 nwin, u32 S,           \
                                                      G##_xyzz_t* seg_out) {                                       \

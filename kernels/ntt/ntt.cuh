@@ -70,6 +70,54 @@ extern "C" __global__ void ntt_stages_shared(fr_t* a, const fr_t* __restrict__ t
     a[base + t + half] = sh[t + half];
 }
 
+// Stages s0 .. s0+nst-1 (any s0 >= g) in shared memory. These stages pair
+// elements whose indices differ only in bits s0 .. s0+nst-1, so the array splits
+// into independent groups of 2^nst elements with stride 2^s0. A block takes 2^g
+// groups with consecutive low bits (so global loads come in runs of 2^g
+// contiguous elements): 2^(g+nst) <= 2^NTT_STRIDED_LOG elements,
+// blockDim.x = 2^(g+nst-1).
+#define NTT_STRIDED_LOG 10
+extern "C" __global__ void ntt_stages_strided(fr_t* a, const fr_t* __restrict__ tw, u32 log_n, u32 s0, u32 nst,
+                                              u32 g) {
+    __shared__ fr_t sh[1 << NTT_STRIDED_LOG];
+    u32 E = 1u << (g + nst);
+    u32 half = E >> 1;
+    u32 t = threadIdx.x;
+    u32 bid = blockIdx.x;
+    u32 low_groups = (1u << s0) >> g;  // blocks along the low bits
+    u32 low_base = (bid & (low_groups - 1)) << g;
+    u32 high = (bid >> (s0 - g)) << (s0 + nst);
+    u32 gmask = (1u << g) - 1;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        u32 e = t + h * half;
+        u32 idx = low_base + (e & gmask) + ((e >> g) << s0) + high;
+        sh[e] = a[idx];
+    }
+    __syncthreads();
+    u32 lo = t & gmask;
+    u32 jp = t >> g;
+    for (u32 r = 0; r < nst; r++) {
+        u32 mloc = 1u << r;
+        u32 jj = jp & (mloc - 1);
+        u32 j0 = ((jp >> r) << (r + 1)) + jj;
+        u32 e0 = (j0 << g) | lo, e1 = ((j0 + mloc) << g) | lo;
+        u32 jglob = low_base + lo + (jj << s0);
+        fr_t w = tw[jglob << (log_n - 1 - (s0 + r))];
+        fr_t u = sh[e0];
+        fr_t v = sh[e1] * w;
+        sh[e0] = u + v;
+        sh[e1] = u - v;
+        __syncthreads();
+    }
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        u32 e = t + h * half;
+        u32 idx = low_base + (e & gmask) + ((e >> g) << s0) + high;
+        a[idx] = sh[e];
+    }
+}
+
 // a[i] *= c
 extern "C" __global__ void fr_scale(fr_t* a, u32 n, fr_t c) {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -51,7 +51,7 @@ echo "== gpu tests ($(date -u +%FT%TZ))"
 if [[ $sanitize == 1 ]]; then
     echo "== compute-sanitizer memcheck (selected tests)"
     /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 20 \
-        ./.device/gpu-tests --test-threads=1 t11 t12 t20 t31 2>&1 | tail -40 | tee "$logdir/memcheck.log" || rc=1
+        ./.device/gpu-tests --test-threads=1 t11 t12 t20 t29 t31 2>&1 | tail -40 | tee "$logdir/memcheck.log" || rc=1
 fi
 if [[ $bench == 1 && -x .device/cuda-bench ]]; then
     echo "== benchmarks"

@@ -1,1 +1,199 @@
-fn main() {}
+//! crossgroth-cuda benchmarks, timed on the device with CUDA events
+//! (criterion `iter_custom`). Without a CUDA device they print SKIPPED and exit.
+//!
+//! - g1_msm/{20,22,24}: G1 MSM of 2^k uniform random scalars, bases resident on
+//!   the device, scalars (Montgomery form) uploaded from host memory inside the
+//!   timed call, result back on the host.
+//! - ntt/{20,24}: forward NTT of 2^k elements already on the device.
+//! - g2_msm/{18,20}: the same over G2.
+//! - compute_h/20: the whole H computation for a 2^20 domain, transfers included.
+//!
+//! CROSSGROTH_BENCH_MAX_LOG caps the sizes (default 24).
+
+use std::time::Duration;
+
+use blst::*;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use crossgroth_cuda::{host, CudaBackend};
+use rand::{Rng, RngCore, SeedableRng};
+
+fn random_fr_mont(rng: &mut impl RngCore) -> blst_fr {
+    // Any 256-bit value below r is the Montgomery form of some element.
+    const R3: u64 = 0x73eda753299d7d48;
+    loop {
+        let l = [
+            rng.next_u64(),
+            rng.next_u64(),
+            rng.next_u64(),
+            rng.next_u64() & (u64::MAX >> 1),
+        ];
+        if l[3] < R3 {
+            return blst_fr { l };
+        }
+    }
+}
+
+fn random_bases(rng: &mut impl RngCore, n: usize) -> Vec<blst_p1_affine> {
+    // 2^16 distinct points from a random walk, tiled (the scalars are random,
+    // so tiling changes nothing in the work done).
+    let distinct = n.min(1 << 16);
+    let mut step = blst_p1::default();
+    let mut acc = blst_p1::default();
+    let mut s = [0u8; 32];
+    rng.fill_bytes(&mut s);
+    unsafe { blst_p1_mult(&mut step, blst_p1_generator(), s.as_ptr(), 255) };
+    rng.fill_bytes(&mut s);
+    unsafe { blst_p1_mult(&mut acc, blst_p1_generator(), s.as_ptr(), 255) };
+    let mut jac = Vec::with_capacity(distinct);
+    for _ in 0..distinct {
+        unsafe { blst_p1_add_or_double(&mut acc, &acc, &step) };
+        jac.push(acc);
+    }
+    let mut aff = vec![blst_p1_affine::default(); distinct];
+    let ptrs = [jac.as_ptr(), std::ptr::null()];
+    unsafe { blst_p1s_to_affine(aff.as_mut_ptr(), ptrs.as_ptr(), distinct) };
+    (0..n).map(|i| aff[i % distinct]).collect()
+}
+
+fn benches(c: &mut Criterion) {
+    let gpu = match CudaBackend::new(0) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("!!!!!!!! CUDA BENCHMARKS SKIPPED: {e} !!!!!!!!");
+            return;
+        }
+    };
+    eprintln!("device: {:?}, module: {}", gpu.info(), gpu.module_kind());
+    let max_log: u32 = std::env::var("CROSSGROTH_BENCH_MAX_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(24);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(rand::thread_rng().gen());
+
+    // ---------------------------------------------------------------- G1 MSM
+    let logs: Vec<u32> = [20u32, 22, 24]
+        .into_iter()
+        .filter(|&l| l <= max_log)
+        .collect();
+    if let Some(&top) = logs.last() {
+        let n = 1usize << top;
+        let bases = random_bases(&mut rng, n);
+        let d_bases = gpu.upload_g1_bases(&bases).expect("upload bases");
+        drop(bases);
+        let scalars: Vec<blst_fr> = (0..n).map(|_| random_fr_mont(&mut rng)).collect();
+        let mut g = c.benchmark_group("g1_msm");
+        g.sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(4));
+        for &l in &logs {
+            let s = &scalars[..1 << l];
+            g.bench_with_input(BenchmarkId::from_parameter(l), &l, |b, _| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let (_, t) = gpu.time(|g| g.msm_g1(&d_bases, s, None)).expect("msm");
+                        total += t;
+                    }
+                    total
+                })
+            });
+        }
+        g.finish();
+    }
+
+    // ---------------------------------------------------------------- G2 MSM
+    let g2_logs: Vec<u32> = [18u32, 20].into_iter().filter(|&l| l <= max_log).collect();
+    if let Some(&top) = g2_logs.last() {
+        let n = 1usize << top;
+        let distinct = n.min(1 << 14);
+        let mut s = [0u8; 32];
+        let mut step = blst_p2::default();
+        let mut acc = blst_p2::default();
+        rng.fill_bytes(&mut s);
+        unsafe { blst_p2_mult(&mut step, blst_p2_generator(), s.as_ptr(), 255) };
+        rng.fill_bytes(&mut s);
+        unsafe { blst_p2_mult(&mut acc, blst_p2_generator(), s.as_ptr(), 255) };
+        let mut jac = Vec::with_capacity(distinct);
+        for _ in 0..distinct {
+            unsafe { blst_p2_add_or_double(&mut acc, &acc, &step) };
+            jac.push(acc);
+        }
+        let mut aff = vec![blst_p2_affine::default(); distinct];
+        let ptrs = [jac.as_ptr(), std::ptr::null()];
+        unsafe { blst_p2s_to_affine(aff.as_mut_ptr(), ptrs.as_ptr(), distinct) };
+        let bases: Vec<blst_p2_affine> = (0..n).map(|i| aff[i % distinct]).collect();
+        let d_bases = gpu.upload_g2_bases(&bases).expect("upload G2 bases");
+        let scalars: Vec<blst_fr> = (0..n).map(|_| random_fr_mont(&mut rng)).collect();
+        let mut g = c.benchmark_group("g2_msm");
+        g.sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(3));
+        for &l in &g2_logs {
+            let s = &scalars[..1 << l];
+            g.bench_with_input(BenchmarkId::from_parameter(l), &l, |b, _| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let (_, t) = gpu.time(|g| g.msm_g2(&d_bases, s, None)).expect("msm");
+                        total += t;
+                    }
+                    total
+                })
+            });
+        }
+        g.finish();
+    }
+
+    // ------------------------------------------------------------------- NTT
+    let mut g = c.benchmark_group("ntt");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    for l in [20u32, 24].into_iter().filter(|&l| l <= max_log) {
+        let v: Vec<blst_fr> = (0..1usize << l).map(|_| random_fr_mont(&mut rng)).collect();
+        let mut buf = gpu.upload_fr(&v).expect("upload");
+        gpu.ntt_resident(&mut buf, l, false).expect("warm-up");
+        g.bench_with_input(BenchmarkId::from_parameter(l), &l, |b, _| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let (_, t) = gpu
+                        .time(|g| g.ntt_resident(&mut buf, l, false))
+                        .expect("ntt");
+                    total += t;
+                }
+                total
+            })
+        });
+    }
+    g.finish();
+
+    // ------------------------------------------------------------- compute_h
+    if max_log >= 20 {
+        let l = 20u32;
+        let m = 1usize << l;
+        let a: Vec<blst_fr> = (0..m - 5).map(|_| random_fr_mont(&mut rng)).collect();
+        let b: Vec<blst_fr> = (0..m - 5).map(|_| random_fr_mont(&mut rng)).collect();
+        let cc: Vec<blst_fr> = a.iter().zip(&b).map(|(x, y)| host::fr_mul(x, y)).collect();
+        let mut g = c.benchmark_group("compute_h");
+        g.sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(2));
+        g.bench_with_input(BenchmarkId::from_parameter(l), &l, |bch, _| {
+            bch.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let (_, t) = gpu
+                        .time(|g| g.compute_h(&a, &b, &cc, l))
+                        .expect("compute_h");
+                    total += t;
+                }
+                total
+            })
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(cuda, benches);
+criterion_main!(cuda);

@@ -74,7 +74,7 @@ pub fn omega(log_n: u32) -> blst_fr {
 pub fn split_power_tables(base: &blst_fr, count: u64) -> (Vec<blst_fr>, Vec<blst_fr>, u32) {
     let count = count.max(1);
     let bits = 64 - (count - 1).leading_zeros(); // ceil(log2 count)
-    let lo_bits = (bits + 1) / 2;
+    let lo_bits = bits.div_ceil(2);
     let lo_len = 1usize << lo_bits;
     let hi_len = (count as usize).div_ceil(lo_len).max(1);
     let mut lo = Vec::with_capacity(lo_len);

@@ -17,13 +17,18 @@ use std::time::Duration;
 
 use blst::*;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    LaunchConfig, PushKernelArg,
 };
 
 pub use error::CudaError;
 
 /// The PTX of every kernel (kernels/crossgroth.ptx, ISA 8.0, compute_70).
 pub const PTX: &str = include_str!("../../../kernels/crossgroth.ptx");
+
+/// The same kernels assembled for sm_90 (Hopper) by ptxas 12.0; loaded instead
+/// of the PTX on compute capability 9.0 devices to skip the driver's JIT.
+pub const CUBIN_SM90: &[u8] = include_bytes!("../../../kernels/crossgroth.sm_90.cubin");
 
 /// Minimum CUDA driver API version (cuDriverGetVersion) for the PTX: 12.0.
 pub const MIN_DRIVER_VERSION: i32 = 12000;
@@ -142,7 +147,7 @@ struct Kernels {
     g: [CurveKernels; 2],
     ntt_bitrev: CudaFunction,
     ntt_twiddles: CudaFunction,
-    ntt_stage: CudaFunction,
+    ntt_stages_strided: CudaFunction,
     ntt_stages_shared: CudaFunction,
     fr_scale: CudaFunction,
     fr_scale_powers: CudaFunction,
@@ -151,7 +156,7 @@ struct Kernels {
 
 struct CurveKernels {
     accumulate: CudaFunction,
-    fixup: CudaFunction,
+    accumulate_level: CudaFunction,
     bucket_reduce: CudaFunction,
     sum_groups: CudaFunction,
     ones: CudaFunction,
@@ -160,6 +165,8 @@ struct CurveKernels {
 
 /// Must match NTT_SHARED_LOG in kernels/ntt/ntt.cuh.
 const NTT_SHARED_LOG: u32 = 9;
+/// Must match NTT_STRIDED_LOG in kernels/ntt/ntt.cuh.
+const NTT_STRIDED_LOG: u32 = 10;
 
 /// Device-resident G1 bases (blst_p1_affine, identity = (0, 0)).
 pub struct G1Bases {
@@ -218,6 +225,23 @@ pub struct CudaBackend {
     _module: Arc<CudaModule>,
     k: Kernels,
     lock: Mutex<()>,
+    module_kind: &'static str,
+    staging: Mutex<Option<Staging>>,
+    twiddle_cache: Mutex<TwiddleCache>,
+}
+
+/// Fr elements resident on the device (blst_fr layout).
+pub struct FrBuffer {
+    buf: CudaSlice<u64>,
+    len: usize,
+}
+impl FrBuffer {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 macro_rules! launch {
@@ -237,6 +261,51 @@ macro_rules! launch {
             unsafe { b.launch(cfg) }.map_err(|e| CudaError::launch(stringify!($f), e))?;
         }
     }};
+}
+
+/// NTT twiddle tables on the device, per (log_n, inverse).
+type TwiddleCache = std::collections::HashMap<(u32, bool), Arc<CudaSlice<u64>>>;
+
+/// Two pinned host buffers for chunked transfers, with an event per buffer
+/// recorded after the DMA that last used it.
+struct Staging {
+    slots: Vec<cudarc::driver::PinnedHostSlice<u64>>,
+    done: Vec<cudarc::driver::CudaEvent>,
+}
+
+/// Words (u64) per pinned staging buffer: 32 MiB.
+const STAGE_WORDS: usize = 1 << 22;
+
+/// Chunk length for a staged transfer of `len` words: about a quarter of it,
+/// between 4 MiB and a whole staging buffer (bigger chunks cost less per-chunk
+/// overhead; at least a few chunks let the host copy overlap the DMA).
+fn stage_chunk(len: usize) -> usize {
+    (len / 4).clamp(1 << 19, STAGE_WORDS)
+}
+/// Transfers of at least this many words go through the pinned staging
+/// buffers; smaller ones are plain (pageable) copies.
+const STAGED_MIN_WORDS: usize = 1 << 19;
+
+fn host_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8)
+}
+
+/// dst.copy_from_slice(src) on several threads (host memcpy bandwidth of one
+/// core is well under PCIe's).
+fn par_copy(dst: &mut [u64], src: &[u64], threads: usize) {
+    let per = src.len().div_ceil(threads.max(1)).max(1 << 16);
+    if per >= src.len() {
+        dst.copy_from_slice(src);
+        return;
+    }
+    std::thread::scope(|sc| {
+        for (d, s) in dst.chunks_mut(per).zip(src.chunks(per)) {
+            sc.spawn(move || d.copy_from_slice(s));
+        }
+    });
 }
 
 /// Per-phase device timings, printed to stderr when CROSSGROTH_CUDA_PROFILE is
@@ -288,8 +357,51 @@ impl<'a> Profiler<'a> {
     }
 }
 
-/// Window size for an MSM of n effective terms.
+/// Loads the kernels: the sm_90 cubin on compute capability 9.0, else (or if the
+/// cubin is refused) the PTX. Developer overrides: CROSSGROTH_CUDA_PTX=<file>
+/// or CROSSGROTH_CUDA_CUBIN=<file> load that module instead;
+/// CROSSGROTH_CUDA_NO_CUBIN=1 forces the embedded PTX.
+fn load_module(
+    ctx: &Arc<CudaContext>,
+    info: &DeviceInfo,
+) -> Result<(Arc<CudaModule>, &'static str), CudaError> {
+    use cudarc::nvrtc::Ptx;
+    if let Some(path) = std::env::var_os("CROSSGROTH_CUDA_PTX") {
+        let src = std::fs::read_to_string(&path)
+            .map_err(|e| CudaError::ModuleLoad(format!("CROSSGROTH_CUDA_PTX={path:?}: {e}")))?;
+        let m = ctx
+            .load_module(Ptx::from_src(src))
+            .map_err(|e| CudaError::ModuleLoad(format!("{e:?}")))?;
+        return Ok((m, "PTX file from CROSSGROTH_CUDA_PTX (JIT)"));
+    }
+    if let Some(path) = std::env::var_os("CROSSGROTH_CUDA_CUBIN") {
+        let bin = std::fs::read(&path)
+            .map_err(|e| CudaError::ModuleLoad(format!("CROSSGROTH_CUDA_CUBIN={path:?}: {e}")))?;
+        let m = ctx
+            .load_module(Ptx::from_binary(bin))
+            .map_err(|e| CudaError::ModuleLoad(format!("{e:?}")))?;
+        return Ok((m, "cubin file from CROSSGROTH_CUDA_CUBIN"));
+    }
+    if info.compute_capability == (9, 0) && std::env::var_os("CROSSGROTH_CUDA_NO_CUBIN").is_none() {
+        if let Ok(m) = ctx.load_module(Ptx::from_binary(CUBIN_SM90.to_vec())) {
+            return Ok((m, "embedded sm_90 cubin"));
+        }
+    }
+    let m = ctx
+        .load_module(Ptx::from_src(PTX))
+        .map_err(|e| CudaError::ModuleLoad(format!("{e:?}")))?;
+    Ok((m, "embedded PTX (JIT)"))
+}
+
+/// Window size for an MSM of n effective terms (CROSSGROTH_CUDA_MSM_C=<4..=22>
+/// overrides it, for tuning).
 fn window_bits(n: usize) -> u32 {
+    if let Some(c) = std::env::var("CROSSGROTH_CUDA_MSM_C")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+    {
+        return c.clamp(4, 22);
+    }
     let lg = usize::BITS - n.max(1).leading_zeros();
     lg.saturating_sub(6).clamp(4, 16)
 }
@@ -313,9 +425,7 @@ impl CudaBackend {
         let ctx =
             CudaContext::new(ordinal).map_err(|e| CudaError::driver("CudaContext::new", e))?;
         let stream = ctx.default_stream();
-        let module = ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(PTX))
-            .map_err(|e| CudaError::ModuleLoad(format!("{e:?}")))?;
+        let (module, module_kind) = load_module(&ctx, &info)?;
         let f = |name: &str| {
             module
                 .load_function(name)
@@ -324,7 +434,7 @@ impl CudaBackend {
         let curve = |p: &str| -> Result<CurveKernels, CudaError> {
             Ok(CurveKernels {
                 accumulate: f(&format!("{p}_msm_accumulate"))?,
-                fixup: f(&format!("{p}_msm_fixup"))?,
+                accumulate_level: f(&format!("{p}_msm_accumulate_level"))?,
                 bucket_reduce: f(&format!("{p}_msm_bucket_reduce"))?,
                 sum_groups: f(&format!("{p}_msm_sum_groups"))?,
                 ones: f(&format!("{p}_msm_ones"))?,
@@ -338,7 +448,7 @@ impl CudaBackend {
             g: [curve("g1")?, curve("g2")?],
             ntt_bitrev: f("ntt_bitrev")?,
             ntt_twiddles: f("ntt_twiddles")?,
-            ntt_stage: f("ntt_stage")?,
+            ntt_stages_strided: f("ntt_stages_strided")?,
             ntt_stages_shared: f("ntt_stages_shared")?,
             fr_scale: f("fr_scale")?,
             fr_scale_powers: f("fr_scale_powers")?,
@@ -351,11 +461,67 @@ impl CudaBackend {
             _module: module,
             k,
             lock: Mutex::new(()),
+            module_kind,
+            staging: Mutex::new(None),
+            twiddle_cache: Mutex::new(std::collections::HashMap::new()),
         })
     }
 
     pub fn info(&self) -> &DeviceInfo {
         &self.info
+    }
+
+    /// Which code was loaded: "embedded sm_90 cubin" or "embedded PTX (JIT)".
+    pub fn module_kind(&self) -> &'static str {
+        self.module_kind
+    }
+
+    /// Drops the cached NTT twiddle tables (n/2 elements per size and direction).
+    pub fn clear_cache(&self) {
+        self.twiddle_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    /// Copies Fr elements to the device.
+    pub fn upload_fr(&self, v: &[blst_fr]) -> Result<FrBuffer, CudaError> {
+        let _g = self.guard();
+        let buf = self.upload_fr_raw(v, "Fr buffer")?;
+        self.sync("upload Fr")?;
+        Ok(FrBuffer { buf, len: v.len() })
+    }
+
+    /// Copies Fr elements back from the device.
+    pub fn download_fr(&self, b: &FrBuffer) -> Result<Vec<blst_fr>, CudaError> {
+        let _g = self.guard();
+        let mut out = vec![blst_fr::default(); b.len];
+        self.download_large(&b.buf, host::fr_as_u64s_mut(&mut out), "download Fr")?;
+        Ok(out)
+    }
+
+    /// [`Self::ntt`] on device-resident data (no transfers), e.g. for timing.
+    pub fn ntt_resident(
+        &self,
+        data: &mut FrBuffer,
+        log_n: u32,
+        inverse: bool,
+    ) -> Result<(), CudaError> {
+        if log_n > 31 || data.len != 1usize << log_n {
+            return Err(CudaError::InvalidInput(format!(
+                "NTT of {} elements with log_n = {log_n}",
+                data.len
+            )));
+        }
+        let _g = self.guard();
+        let tw = self.twiddles(log_n, inverse)?;
+        self.ntt_device(&mut data.buf, log_n, &tw)?;
+        if inverse && log_n > 0 {
+            let ninv = host::fr_arg(&host::fr_inv(&host::fr_from_u64(1u64 << log_n)));
+            let n32 = 1u32 << log_n;
+            launch!(self, self.k.fr_scale, n32, 256; &mut data.buf, &n32, &ninv);
+        }
+        self.sync("NTT")
     }
 
     /// (free, total) device memory in bytes.
@@ -391,13 +557,166 @@ impl CudaBackend {
             .map_err(|e| CudaError::alloc(what, v.len() * 8, e))
     }
 
+    fn ensure_staging(&self) -> Result<std::sync::MutexGuard<'_, Option<Staging>>, CudaError> {
+        let mut st = self.staging.lock().unwrap_or_else(|p| p.into_inner());
+        if st.is_none() {
+            let mut slots = Vec::new();
+            let mut done = Vec::new();
+            for _ in 0..2 {
+                // SAFETY: plain pinned allocation; filled before each use.
+                slots.push(
+                    unsafe { self.ctx.alloc_pinned_with_flags::<u64>(STAGE_WORDS, 0) }.map_err(
+                        |e| CudaError::alloc("pinned staging buffer", STAGE_WORDS * 8, e),
+                    )?,
+                );
+                done.push(
+                    self.ctx
+                        .new_event(None)
+                        .map_err(|e| CudaError::driver("cuEventCreate", e))?,
+                );
+            }
+            *st = Some(Staging { slots, done });
+        }
+        Ok(st)
+    }
+
+    /// Host-to-device copy of a large buffer through two pinned staging
+    /// buffers: the host copies chunk i + 1 (several threads) while the DMA
+    /// engine moves chunk i. The device buffer holds at least `min_len` words
+    /// (the words past src are zero).
+    fn upload_large_padded(
+        &self,
+        src: &[u64],
+        min_len: usize,
+        what: &str,
+    ) -> Result<CudaSlice<u64>, CudaError> {
+        let total = min_len.max(src.len());
+        if src.len() < STAGED_MIN_WORDS {
+            let mut dst = self
+                .stream
+                .alloc_zeros::<u64>(total.max(1))
+                .map_err(|e| CudaError::alloc(what, total * 8, e))?;
+            if !src.is_empty() {
+                let mut view = dst.slice_mut(0..src.len());
+                self.stream
+                    .memcpy_htod(src, &mut view)
+                    .map_err(|e| CudaError::driver(what, e))?;
+            }
+            return Ok(dst);
+        }
+        let mut dst = self.alloc_u64(total, what)?;
+        let mut guard = self.ensure_staging()?;
+        let st = guard.as_mut().expect("staging initialised");
+        let threads = host_threads();
+        let cu_stream = self.stream.cu_stream();
+        let cw = stage_chunk(src.len());
+        for (i, chunk) in src.chunks(cw).enumerate() {
+            let k = i % 2;
+            // the previous DMA from this slot has finished
+            st.done[k]
+                .synchronize()
+                .map_err(|e| CudaError::driver("staging wait", e))?;
+            let host = st.slots[k]
+                .as_mut_slice()
+                .map_err(|e| CudaError::driver("staging wait", e))?;
+            let host = &mut host[..chunk.len()];
+            par_copy(host, chunk, threads);
+            let mut view = dst.slice_mut(i * cw..i * cw + chunk.len());
+            {
+                let (dptr, _rec) = view.device_ptr_mut(&self.stream);
+                // SAFETY: host (pinned) and view have chunk.len() words; the slot
+                // is not touched again before done[k] fires.
+                unsafe { cudarc::driver::result::memcpy_htod_async(dptr, &*host, cu_stream) }
+                    .map_err(|e| CudaError::driver("staged upload", e))?;
+            }
+            st.done[k]
+                .record(&self.stream)
+                .map_err(|e| CudaError::driver("cuEventRecord", e))?;
+        }
+        if total > src.len() {
+            let mut tail = dst.slice_mut(src.len()..total);
+            self.stream
+                .memset_zeros(&mut tail)
+                .map_err(|e| CudaError::driver(what, e))?;
+        }
+        Ok(dst)
+    }
+
+    fn upload_large(&self, src: &[u64], what: &str) -> Result<CudaSlice<u64>, CudaError> {
+        self.upload_large_padded(src, 0, what)
+    }
+
+    /// Device-to-host copy of the first dst.len() words of src through the two
+    /// pinned staging buffers (DMA of chunk i + 1 overlaps the host copy of
+    /// chunk i). Returns when the data is on the host.
+    fn download_large(
+        &self,
+        src: &CudaSlice<u64>,
+        dst: &mut [u64],
+        what: &str,
+    ) -> Result<(), CudaError> {
+        let words = dst.len();
+        if words == 0 {
+            return self.sync(what);
+        }
+        if words < STAGED_MIN_WORDS {
+            let view = src.slice(0..words);
+            self.stream
+                .memcpy_dtoh(&view, dst)
+                .map_err(|e| CudaError::launch(what, e))?;
+            return self.sync(what);
+        }
+        let mut guard = self.ensure_staging()?;
+        let st = guard.as_mut().expect("staging initialised");
+        let threads = host_threads();
+        let cu_stream = self.stream.cu_stream();
+        let cw = stage_chunk(words);
+        let nchunks = words.div_ceil(cw);
+        let range = |j: usize| j * cw..((j + 1) * cw).min(words);
+        for i in 0..=nchunks {
+            if i < nchunks {
+                let k = i % 2;
+                let r = range(i);
+                st.done[k]
+                    .synchronize()
+                    .map_err(|e| CudaError::launch(what, e))?;
+                let host = st.slots[k]
+                    .as_mut_slice()
+                    .map_err(|e| CudaError::launch(what, e))?;
+                let view = src.slice(r.clone());
+                let (sptr, _rec) = view.device_ptr(&self.stream);
+                // SAFETY: host[..len] and the view have the same length.
+                unsafe {
+                    cudarc::driver::result::memcpy_dtoh_async(&mut host[..r.len()], sptr, cu_stream)
+                }
+                .map_err(|e| CudaError::launch(what, e))?;
+                st.done[k]
+                    .record(&self.stream)
+                    .map_err(|e| CudaError::driver("cuEventRecord", e))?;
+            }
+            if i >= 1 {
+                let j = i - 1;
+                let k = j % 2;
+                let r = range(j);
+                st.done[k]
+                    .synchronize()
+                    .map_err(|e| CudaError::launch(what, e))?;
+                let host = st.slots[k]
+                    .as_slice()
+                    .map_err(|e| CudaError::launch(what, e))?;
+                par_copy(&mut dst[r.clone()], &host[..r.len()], threads);
+            }
+        }
+        self.sync(what)
+    }
+
     /// Copies G1 bases to the device (resident until dropped).
     pub fn upload_g1_bases(&self, bases: &[blst_p1_affine]) -> Result<G1Bases, CudaError> {
         let _g = self.guard();
         // SAFETY: blst_p1_affine is repr(C) {blst_fp x, y}, 12 u64.
         let words =
             unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const u64, bases.len() * 12) };
-        let buf = self.upload_u64(words, "G1 bases")?;
+        let buf = self.upload_large(words, "G1 bases")?;
         self.sync("upload G1 bases")?;
         Ok(G1Bases {
             buf,
@@ -411,7 +730,7 @@ impl CudaBackend {
         // SAFETY: blst_p2_affine is repr(C) {blst_fp2 x, y}, 24 u64.
         let words =
             unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const u64, bases.len() * 24) };
-        let buf = self.upload_u64(words, "G2 bases")?;
+        let buf = self.upload_large(words, "G2 bases")?;
         self.sync("upload G2 bases")?;
         Ok(G2Bases {
             buf,
@@ -563,7 +882,16 @@ impl CudaBackend {
                 "MSM of {n} terms is too large"
             )));
         }
-        let l_chunk: u32 = if max_entries >= 1 << 22 { 64 } else { 8 };
+        // Chunk lengths of the accumulation tree: level 0 (points), levels >= 1
+        // (partial sums). Small MSMs use short chunks so that tests exercise
+        // several levels.
+        let (l_chunk, l1): (u32, u32) = if max_entries >= 1 << 26 {
+            (128, 32)
+        } else if max_entries >= 1 << 22 {
+            (64, 32)
+        } else {
+            (8, 4)
+        };
         let nchunks = max_entries.div_ceil(l_chunk as usize).max(1);
         let seg: u32 = (k_per_win as u32).min(32);
         let nseg = k_per_win / seg as usize;
@@ -577,7 +905,7 @@ impl CudaBackend {
         let nb32 = nb as u32;
         let k32 = k_per_win as u32;
 
-        let d_scalars = self.upload_u64(host::fr_as_u64s(scalars), "MSM scalars")?;
+        let d_scalars = self.upload_large(host::fr_as_u64s(scalars), "MSM scalars")?;
         let (d_density, d_prefix) = match (density, &prefix) {
             (Some(d), Some(p)) => (
                 Some(self.upload_u64(d, "density")?),
@@ -599,11 +927,14 @@ impl CudaBackend {
             .map_err(|e| CudaError::alloc("bucket counts", nb * 4, e))?;
         let mut offsets = self.alloc_u32(nb + 1, "bucket offsets")?;
         let mut cursor = self.alloc_u32(nb, "bucket cursor")?;
-        let mut keys = self.alloc_u32(max_entries, "MSM keys")?;
-        let mut vals = self.alloc_u32(max_entries, "MSM values")?;
-        let mut buckets = self.alloc_u64(nb * xw, "buckets")?;
-        let mut heads = self.alloc_u64(nchunks * xw, "chunk heads")?;
-        let mut tails = self.alloc_u64(nchunks * xw, "chunk tails")?;
+        let mut entries = self.alloc_u64(max_entries, "MSM entries")?;
+        // all-zero words are the XYZZ identity (ZZ = 0)
+        let mut buckets = self
+            .stream
+            .alloc_zeros::<u64>(nb * xw)
+            .map_err(|e| CudaError::alloc("buckets", nb * xw * 8, e))?;
+        let mut heads = self.alloc_u64(nchunks * xw, "chunk partials")?;
+        let mut heads2 = self.alloc_u64(nchunks.div_ceil(l1 as usize) * xw, "chunk partials")?;
         let mut segs = self.alloc_u64(nwin * nseg * xw, "bucket segments")?;
         let mut tmp = self.alloc_u64(nwin * nseg.div_ceil(32).max(1) * xw, "window partials")?;
         // Output: [dummy, nwin windows, ones]
@@ -627,13 +958,29 @@ impl CudaBackend {
         launch!(self, self.k.msm_scan, 1024, 1024; &counts, &nb32, &mut offsets, &mut cursor);
         prof.mark("scan");
         if n > 0 {
-            launch!(self, self.k.msm_scatter, n, 256; &canon, &bidx, &n32, &c32, &nwin32, &mut cursor, &mut keys, &mut vals);
+            launch!(self, self.k.msm_scatter, n, 256; &canon, &bidx, &n32, &c32, &nwin32, &mut cursor, &mut entries);
             prof.mark("scatter");
-            launch!(self, ck.accumulate, nchunks, 128; bases, &keys, &vals, &offsets, &nb32, &l_chunk, &mut buckets, &mut heads, &mut tails);
+            launch!(self, ck.accumulate, nchunks, 128; bases, &entries, &offsets, &nb32, &l_chunk, &mut buckets, &mut heads);
             prof.mark("accumulate");
+            // Levels of partial sums, while the previous level may have had
+            // more than one chunk (the device skips levels past the last).
+            let mut prev_max = max_entries;
+            let mut prev_l = l_chunk as usize;
+            let mut level: u32 = 1;
+            while prev_max > prev_l {
+                let cur_max = prev_max.div_ceil(prev_l);
+                let threads = cur_max.div_ceil(l1 as usize);
+                if level % 2 == 1 {
+                    launch!(self, ck.accumulate_level, threads, 128; &heads, &entries, &offsets, &nb32, &l_chunk, &l1, &level, &mut buckets, &mut heads2);
+                } else {
+                    launch!(self, ck.accumulate_level, threads, 128; &heads2, &entries, &offsets, &nb32, &l_chunk, &l1, &level, &mut buckets, &mut heads);
+                }
+                prev_max = cur_max;
+                prev_l = l1 as usize;
+                level += 1;
+            }
         }
-        launch!(self, ck.fixup, nb, 128; &offsets, &nb32, &l_chunk, &mut buckets, &heads, &tails);
-        prof.mark("fixup");
+        prof.mark("levels");
         launch!(self, ck.bucket_reduce, nwin * nseg, 64; &buckets, &k32, &nwin32, &seg, &mut segs);
         prof.mark("bucket_reduce");
         // Reduce each window's nseg segment sums to one point.
@@ -689,7 +1036,7 @@ impl CudaBackend {
         prof.mark("download");
         self.sync("MSM")?;
         prof.report(&format!(
-            "{} MSM n={n} c={c} nwin={nwin} L={l_chunk}",
+            "{} MSM n={n} c={c} nwin={nwin} L={l_chunk}/{l1}",
             if matches!(curve, Curve::G1) {
                 "G1"
             } else {
@@ -697,32 +1044,45 @@ impl CudaBackend {
             }
         ));
         drop((
-            d_scalars, d_density, d_prefix, canon, bidx, counts, offsets, cursor, keys, vals,
+            d_scalars, d_density, d_prefix, canon, bidx, counts, offsets, cursor, entries,
         ));
-        drop((buckets, heads, tails, segs, tmp));
+        drop((buckets, heads, heads2, segs, tmp));
         Ok(words)
     }
 
     // ------------------------------------------------------------------ NTT
 
-    fn upload_fr(&self, v: &[blst_fr], what: &str) -> Result<CudaSlice<u64>, CudaError> {
-        self.upload_u64(host::fr_as_u64s(v), what)
+    fn upload_fr_raw(&self, v: &[blst_fr], what: &str) -> Result<CudaSlice<u64>, CudaError> {
+        self.upload_large(host::fr_as_u64s(v), what)
     }
 
     /// Twiddle table omega^j (j < n/2) for a 2^log_n transform (omega^-1 when
     /// inverse).
-    fn twiddles(&self, log_n: u32, inverse: bool) -> Result<CudaSlice<u64>, CudaError> {
+    fn twiddles(&self, log_n: u32, inverse: bool) -> Result<Arc<CudaSlice<u64>>, CudaError> {
+        if let Some(t) = self
+            .twiddle_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(log_n, inverse))
+        {
+            return Ok(t.clone());
+        }
         let mut w = host::omega(log_n);
         if inverse {
             w = host::fr_inv(&w);
         }
         let count = 1u64 << (log_n.max(1) - 1);
         let (lo, hi, lo_bits) = host::split_power_tables(&w, count);
-        let d_lo = self.upload_fr(&lo, "twiddle table")?;
-        let d_hi = self.upload_fr(&hi, "twiddle table")?;
+        let d_lo = self.upload_fr_raw(&lo, "twiddle table")?;
+        let d_hi = self.upload_fr_raw(&hi, "twiddle table")?;
         let mut tw = self.alloc_u64(4 * count as usize, "twiddles")?;
         let count32 = count as u32;
         launch!(self, self.k.ntt_twiddles, count, 256; &mut tw, &d_lo, &d_hi, &lo_bits, &count32);
+        let tw = Arc::new(tw);
+        self.twiddle_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((log_n, inverse), tw.clone());
         Ok(tw)
     }
 
@@ -745,8 +1105,15 @@ impl CudaBackend {
             let block = 1u32 << (nst - 1);
             launch!(self, self.k.ntt_stages_shared, threads, block; &mut *buf, tw, &log_n, &nst);
         }
-        for s in nst..log_n {
-            launch!(self, self.k.ntt_stage, n / 2, 256; &mut *buf, tw, &log_n, &s);
+        // The remaining stages, up to 8 at a time, in shared memory.
+        let mut s = nst;
+        while s < log_n {
+            let k = (log_n - s).min(8);
+            let g = (NTT_STRIDED_LOG - k).min(s);
+            let threads = n / 2;
+            let block = 1u32 << (g + k - 1);
+            launch!(self, self.k.ntt_stages_strided, threads, block; &mut *buf, tw, &log_n, &s, &k, &g);
+            s += k;
         }
         Ok(())
     }
@@ -762,7 +1129,7 @@ impl CudaBackend {
             )));
         }
         let _g = self.guard();
-        let mut buf = self.upload_fr(data, "NTT data")?;
+        let mut buf = self.upload_fr_raw(data, "NTT data")?;
         let tw = self.twiddles(log_n, inverse)?;
         self.ntt_device(&mut buf, log_n, &tw)?;
         if inverse && log_n > 0 {
@@ -770,11 +1137,7 @@ impl CudaBackend {
             let n32 = 1u32 << log_n;
             launch!(self, self.k.fr_scale, n32, 256; &mut buf, &n32, &ninv);
         }
-        self.stream
-            .memcpy_dtoh(&buf, host::fr_as_u64s_mut(data))
-            .map_err(|e| CudaError::launch("NTT", e))?;
-        self.sync("NTT")?;
-        Ok(())
+        self.download_large(&buf, host::fr_as_u64s_mut(data), "NTT")
     }
 
     /// The Groth16 quotient polynomial H for a 2^log_m domain (bellperson's
@@ -812,10 +1175,10 @@ impl CudaBackend {
         let zinv = host::fr_inv(&host::fr_sub(&host::fr_pow(&g, m as u64), &host::fr_one()));
         let (glo, ghi, gbits) = host::split_power_tables(&g, m as u64);
         let (ilo, ihi, ibits) = host::split_power_tables(&ginv, m as u64);
-        let d_glo = self.upload_fr(&glo, "coset table")?;
-        let d_ghi = self.upload_fr(&ghi, "coset table")?;
-        let d_ilo = self.upload_fr(&ilo, "coset table")?;
-        let d_ihi = self.upload_fr(&ihi, "coset table")?;
+        let d_glo = self.upload_fr_raw(&glo, "coset table")?;
+        let d_ghi = self.upload_fr_raw(&ghi, "coset table")?;
+        let d_ilo = self.upload_fr_raw(&ilo, "coset table")?;
+        let d_ihi = self.upload_fr_raw(&ihi, "coset table")?;
         let tw_f = self.twiddles(log_m, false)?;
         let tw_i = self.twiddles(log_m, true)?;
         let minv_arg = host::fr_arg(&minv);
@@ -823,16 +1186,7 @@ impl CudaBackend {
 
         let mut bufs = Vec::with_capacity(3);
         for (name, v) in [("a", a), ("b", b), ("c", c)] {
-            let mut d = self
-                .stream
-                .alloc_zeros::<u64>(4 * m)
-                .map_err(|e| CudaError::alloc(name, 32 * m, e))?;
-            if !v.is_empty() {
-                let mut view = d.slice_mut(0..4 * v.len());
-                self.stream
-                    .memcpy_htod(host::fr_as_u64s(v), &mut view)
-                    .map_err(|e| CudaError::launch("compute_h upload", e))?;
-            }
+            let mut d = self.upload_large_padded(host::fr_as_u64s(v), 4 * m, name)?;
             // iNTT (omega^-1), then x m^-1 x g^i in one pass, then NTT.
             self.ntt_device(&mut d, log_m, &tw_i)?;
             launch!(self, self.k.fr_scale_powers, m32, 256; &mut d, &m32, &minv_arg, &d_glo, &d_ghi, &gbits);
@@ -849,13 +1203,7 @@ impl CudaBackend {
         self.ntt_device(&mut ab, log_m, &tw_i)?;
         launch!(self, self.k.fr_scale_powers, m32, 256; &mut ab, &m32, &minv_arg, &d_ilo, &d_ihi, &ibits);
         let mut h = vec![blst_fr::default(); m - 1];
-        if m > 1 {
-            let view = ab.slice(0..4 * (m - 1));
-            self.stream
-                .memcpy_dtoh(&view, host::fr_as_u64s_mut(&mut h))
-                .map_err(|e| CudaError::launch("compute_h", e))?;
-        }
-        self.sync("compute_h")?;
+        self.download_large(&ab, host::fr_as_u64s_mut(&mut h), "compute_h")?;
         Ok(h)
     }
 

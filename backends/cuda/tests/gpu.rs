@@ -19,7 +19,7 @@ fn backend() -> Option<&'static CudaBackend> {
         let t = Instant::now();
         match CudaBackend::new(0) {
             Ok(b) => {
-                eprintln!("CUDA device: {:?}; module loaded in {:.2?}", b.info(), t.elapsed());
+                eprintln!("CUDA device: {:?}; module ({}) loaded in {:.2?}", b.info(), b.module_kind(), t.elapsed());
                 Some(b)
             }
             Err(e) if e.is_unavailable() && !require => {
@@ -290,7 +290,7 @@ fn t11_msm_g1_edge_cases() {
         &vec![fr_u64(5); n],
         "all equal scalars (one hot bucket)",
     );
-    check_g1(gpu, &bases, &vec![fr_u64(2); 1], "scalar 2");
+    check_g1(gpu, &bases, &[fr_u64(2)], "scalar 2");
     // mixture of 0, 1, p-1, small, random
     let mixed: Vec<blst_fr> = (0..n)
         .map(|i| match i % 6 {
@@ -322,9 +322,9 @@ fn t11_msm_g1_edge_cases() {
     check_g1(gpu, &same, &scalars, "repeated base, random scalars");
     // P and -P with equal scalars (cancellation to identity inside buckets)
     let mut pm = Vec::new();
-    for i in 0..n / 2 {
-        pm.push(bases[i]);
-        pm.push(g1_neg(&bases[i]));
+    for b in &bases[..n / 2] {
+        pm.push(*b);
+        pm.push(g1_neg(b));
     }
     check_g1(
         gpu,
@@ -411,10 +411,14 @@ fn t12_msm_g1_density() {
 fn t13_msm_g1_large() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
-    let n = 1 << 20;
+    // 2^21 + 5: the scalar upload goes through the pinned staging pipeline
+    // with a partial last chunk.
+    let n = (1 << 21) + 5;
     let bases = g1_points(&mut rng, n);
     let scalars: Vec<blst_fr> = (0..n).map(|_| fr_random(&mut rng)).collect();
-    check_g1(gpu, &bases, &scalars, "2^20 random");
+    check_g1(gpu, &bases, &scalars, "2^21 + 5 random");
+    let n = 1 << 20;
+    let bases = &bases[..n];
     // Groth16-like: 90% of scalars 0 or 1, the rest small or random
     let skewed: Vec<blst_fr> = (0..n)
         .map(|_| match rng.gen_range(0..20) {
@@ -424,7 +428,7 @@ fn t13_msm_g1_large() {
             _ => fr_random(&mut rng),
         })
         .collect();
-    check_g1(gpu, &bases, &skewed, "2^20 skewed (90% 0/1)");
+    check_g1(gpu, bases, &skewed, "2^20 skewed (90% 0/1)");
 }
 
 #[test]
@@ -514,14 +518,62 @@ fn host_ifft(a: &mut [blst_fr], w: &blst_fr) {
 }
 
 fn fr_eq_slices(a: &[blst_fr], b: &[blst_fr]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.l == y.l)
+    if a.len() != b.len() {
+        eprintln!("length mismatch: {} vs {}", a.len(), b.len());
+        return false;
+    }
+    let bad: Vec<usize> = (0..a.len()).filter(|&i| a[i].l != b[i].l).collect();
+    if !bad.is_empty() {
+        eprintln!(
+            "{} of {} elements differ; first at {:?}",
+            bad.len(),
+            a.len(),
+            &bad[..bad.len().min(8)]
+        );
+    }
+    bad.is_empty()
+}
+
+#[test]
+fn t29_fr_transfers_roundtrip() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    // sizes around the staging threshold (2^17 elements) and chunk size (2^18),
+    // with partial chunks
+    for &n in &[
+        (1usize << 17) - 1,
+        1 << 17,
+        (1 << 18) + 3,
+        (1 << 21) + 5,
+        3 << 20,
+    ] {
+        let v: Vec<blst_fr> = (0..n).map(|_| fr_random(&mut rng)).collect();
+        let b = gpu.upload_fr(&v).unwrap();
+        let back = gpu.download_fr(&b).unwrap();
+        assert!(
+            fr_eq_slices(&v, &back),
+            "upload/download round trip failed at n = {n}"
+        );
+        eprintln!("ok Fr round trip n = {n}");
+    }
+    // ntt() (transfers) against ntt_resident (explicit upload/download) at 2^21
+    let v: Vec<blst_fr> = (0..1usize << 21).map(|_| fr_random(&mut rng)).collect();
+    let mut a = v.clone();
+    gpu.ntt(&mut a, 21, false).unwrap();
+    let mut b = gpu.upload_fr(&v).unwrap();
+    gpu.ntt_resident(&mut b, 21, false).unwrap();
+    assert!(
+        fr_eq_slices(&a, &gpu.download_fr(&b).unwrap()),
+        "ntt() and ntt_resident differ at 2^21"
+    );
+    eprintln!("ok ntt vs ntt_resident 2^21");
 }
 
 #[test]
 fn t30_ntt_matches_host() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
-    for &log_n in &[0u32, 1, 2, 3, 8, 9, 10, 13, 16] {
+    for &log_n in &[0u32, 1, 2, 3, 8, 9, 10, 11, 13, 16, 17, 18] {
         let n = 1usize << log_n;
         let w = host::omega(log_n);
         assert_eq!(host::fr_pow(&w, n as u64).l, fr_u64(1).l);
@@ -552,6 +604,38 @@ fn t30_ntt_matches_host() {
         );
         eprintln!("ok NTT 2^{log_n}");
     }
+    // 2^21: staged upload and download, three strided shared-memory passes
+    let log_n = 21;
+    let input: Vec<blst_fr> = (0..1usize << log_n).map(|_| fr_random(&mut rng)).collect();
+    let mut want = input.clone();
+    host_fft(&mut want, &host::omega(log_n));
+    let mut got = input.clone();
+    gpu.ntt(&mut got, log_n, false).unwrap();
+    assert!(
+        fr_eq_slices(&got, &want),
+        "forward NTT mismatch at 2^{log_n}"
+    );
+    gpu.ntt(&mut got, log_n, true).unwrap();
+    assert!(
+        fr_eq_slices(&got, &input),
+        "inverse NTT does not round-trip at 2^{log_n}"
+    );
+    eprintln!("ok NTT 2^{log_n}");
+    // resident buffers
+    let input: Vec<blst_fr> = (0..1 << 12).map(|_| fr_random(&mut rng)).collect();
+    let mut want = input.clone();
+    host_fft(&mut want, &host::omega(12));
+    let mut buf = gpu.upload_fr(&input).unwrap();
+    gpu.ntt_resident(&mut buf, 12, false).unwrap();
+    assert!(
+        fr_eq_slices(&gpu.download_fr(&buf).unwrap(), &want),
+        "resident NTT mismatch"
+    );
+    gpu.ntt_resident(&mut buf, 12, true).unwrap();
+    assert!(
+        fr_eq_slices(&gpu.download_fr(&buf).unwrap(), &input),
+        "resident iNTT mismatch"
+    );
     // edge values
     let mut v = vec![fr_minus_one(); 1024];
     let mut want = v.clone();
@@ -656,6 +740,24 @@ fn t31_compute_h_matches_host() {
         &host_h(&a[..10], &b[..700], &c[..0], log_m)
     ));
     eprintln!("ok compute_h satisfied / ragged");
+}
+
+#[test]
+fn t33_compute_h_large() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    // 2^21 domain: staged upload with a partial chunk and zero padding, staged download
+    let log_m = 21;
+    let len = (1usize << log_m) - 1000;
+    let a: Vec<blst_fr> = (0..len).map(|_| fr_random(&mut rng)).collect();
+    let b: Vec<blst_fr> = (0..len).map(|_| fr_random(&mut rng)).collect();
+    let c: Vec<blst_fr> = (0..len - 7).map(|_| fr_random(&mut rng)).collect();
+    let got = gpu.compute_h(&a, &b, &c, log_m).unwrap();
+    assert!(
+        fr_eq_slices(&got, &host_h(&a, &b, &c, log_m)),
+        "compute_h mismatch at 2^{log_m}"
+    );
+    eprintln!("ok compute_h 2^{log_m} (len {len})");
 }
 
 #[test]
