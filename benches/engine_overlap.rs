@@ -25,8 +25,15 @@ fn per_second(n: usize, t: Duration) -> f64 {
 }
 
 /// Throughput of each stage run alone, proofs per second.
-fn stages_alone(spec: &CircuitSpec, params: &Arc<Parameters>, workers: usize) -> [(&'static str, f64); 3] {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(workers).build().unwrap();
+fn stages_alone(
+    spec: &CircuitSpec,
+    params: &Arc<Parameters>,
+    workers: usize,
+) -> [(&'static str, f64); 3] {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .build()
+        .unwrap();
     let t = Instant::now();
     let asgs: Vec<_> = pool.install(|| {
         (0..8u64)
@@ -39,7 +46,9 @@ fn stages_alone(spec: &CircuitSpec, params: &Arc<Parameters>, workers: usize) ->
     // Finalizer: B_G2 on the CPU, assembly, and a one-proof verification.
     let prover = groth16::Prover::new(Arc::new(CpuBackend), params.clone()).unwrap();
     let (r, s) = groth16::draw_randomness(1, &mut rand_chacha::ChaCha20Rng::seed_from_u64(1));
-    let proof = prover.prove_assignments(vec![asgs[0].clone()], &r, &s).unwrap()[0];
+    let proof = prover
+        .prove_assignments(vec![asgs[0].clone()], &r, &s)
+        .unwrap()[0];
     let pvk = groth16::prepare_verifying_key(&params.vk);
     let bases = G2Bases {
         host: params.b_g2.clone(),
@@ -51,13 +60,18 @@ fn stages_alone(spec: &CircuitSpec, params: &Arc<Parameters>, workers: usize) ->
         groth16::verify_proof(&pvk, &proof, asgs[0].public_inputs()).unwrap();
     }
     let finalize = per_second(asgs.len(), t.elapsed());
-    [("synthesis", synthesis), ("device", device), ("finalize", finalize)]
+    [
+        ("synthesis", synthesis),
+        ("device", device),
+        ("finalize", finalize),
+    ]
 }
 
 fn bench(c: &mut Criterion) {
     let spec: CircuitSpec = "sha256:64".parse().unwrap();
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
-    let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng, None).unwrap());
+    let params =
+        Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng, None).unwrap());
     let workers = 2;
     let alone = stages_alone(&spec, &params, workers);
     let slowest = alone.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
@@ -69,31 +83,41 @@ fn bench(c: &mut Criterion) {
     let engine = Engine::start(config, vec![device]).unwrap();
     // Warm-up: the simulated device computes each distinct witness's result once.
     let warm: Vec<_> = (0..WITNESSES).map(|i| spec.instance(i)).collect();
-    engine.submit(Job::new("warm-up", params.clone(), warm)).unwrap().wait().unwrap();
+    engine
+        .submit(Job::new("warm-up", params.clone(), warm))
+        .unwrap()
+        .wait()
+        .unwrap();
     let runs = RefCell::new(vec![]);
     let mut job = 0;
     let mut group = c.benchmark_group("engine_overlap");
     group.sample_size(10);
-    group.bench_function(format!("sha256:64 x{PROOFS}, simulated device {DEVICE_TIME:?}"), |b| {
-        b.iter_custom(|iters| {
-            let t = Instant::now();
-            for _ in 0..iters {
-                let handles: Vec<_> = (0..PROOFS as u64)
-                    .map(|i| {
-                        job += 1;
-                        let c = vec![spec.instance(i % WITNESSES)];
-                        engine.submit(Job::new(format!("j{job}"), params.clone(), c)).unwrap()
-                    })
-                    .collect();
-                for h in handles {
-                    h.wait().unwrap();
+    group.bench_function(
+        format!("sha256:64 x{PROOFS}, simulated device {DEVICE_TIME:?}"),
+        |b| {
+            b.iter_custom(|iters| {
+                let t = Instant::now();
+                for _ in 0..iters {
+                    let handles: Vec<_> = (0..PROOFS as u64)
+                        .map(|i| {
+                            job += 1;
+                            let c = vec![spec.instance(i % WITNESSES)];
+                            engine
+                                .submit(Job::new(format!("j{job}"), params.clone(), c))
+                                .unwrap()
+                        })
+                        .collect();
+                    for h in handles {
+                        h.wait().unwrap();
+                    }
                 }
-            }
-            let elapsed = t.elapsed();
-            runs.borrow_mut().push(per_second(PROOFS * iters as usize, elapsed));
-            elapsed
-        })
-    });
+                let elapsed = t.elapsed();
+                runs.borrow_mut()
+                    .push(per_second(PROOFS * iters as usize, elapsed));
+                elapsed
+            })
+        },
+    );
     group.finish();
     let mut runs = runs.into_inner();
     runs.sort_by(|a, b| a.total_cmp(b));

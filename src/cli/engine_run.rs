@@ -64,14 +64,18 @@ pub fn run(args: EngineArgs) -> Result<()> {
     };
     let engine = Engine::start(config, vec![backend])?;
     let bar = ProgressBar::new(args.count as u64);
-    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} proofs [{elapsed}] {msg}").unwrap());
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} proofs [{elapsed}] {msg}").unwrap(),
+    );
     let mut handles = vec![];
     let mut submitted = 0;
     while submitted < args.count {
         let n = args.batch.min(args.count - submitted);
         // A simulated device replays results per distinct witness: cycle a few.
         let seed = |i: usize| if args.simulate_device_ms.is_some() { i % 4 } else { i } as u64;
-        let circuits: Vec<_> = (submitted..submitted + n).map(|i| args.circuit.instance(seed(i))).collect();
+        let circuits: Vec<_> = (submitted..submitted + n)
+            .map(|i| args.circuit.instance(seed(i)))
+            .collect();
         let id = format!("job-{submitted}");
         let job = match &shape {
             Some(shape) => Job::recorded(id, params.clone(), shape.clone(), circuits),
@@ -120,7 +124,10 @@ fn print_summary(s: &RunSummary) {
         bytesize::ByteSize(s.peak_resident_bytes as u64),
         bytesize::ByteSize(s.memory_budget_bytes as u64)
     );
-    println!("{:16} {:>7} {:>10} {:>10} {:>10}", "stage", "count", "p50 ms", "p99 ms", "total s");
+    println!(
+        "{:16} {:>7} {:>10} {:>10} {:>10}",
+        "stage", "count", "p50 ms", "p99 ms", "total s"
+    );
     for (name, st) in &s.stages {
         println!(
             "{:16} {:>7} {:>10.2} {:>10.2} {:>10.2}",

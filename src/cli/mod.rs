@@ -160,7 +160,13 @@ struct EngineOptions {
 }
 
 impl EngineOptions {
-    fn into_args(self, circuit: CircuitSpec, params: Option<PathBuf>, count: usize, backend: BackendKind) -> engine_run::EngineArgs {
+    fn into_args(
+        self,
+        circuit: CircuitSpec,
+        params: Option<PathBuf>,
+        count: usize,
+        backend: BackendKind,
+    ) -> engine_run::EngineArgs {
         engine_run::EngineArgs {
             circuit,
             params,
