@@ -238,3 +238,94 @@ fn high_priority_jobs_pass_queued_low_priority_synthesis() {
     t.join().unwrap();
     assert_eq!(*order.lock().unwrap(), vec!["high", "low"]);
 }
+
+#[test]
+fn several_devices_share_the_work_and_give_the_same_bytes() {
+    let params = Arc::new(params_for(&spec("sha256:64"), 1));
+    let circuits: Vec<_> = (0..4).map(|s| spec("sha256:64").instance(s)).collect();
+    let (r, s) = groth16::draw_randomness(12, &mut rng(9));
+    let run = |devices: usize| {
+        let backends: Vec<Arc<dyn Backend>> = (0..devices)
+            .map(|id| {
+                SimulatedDevice::new(Duration::from_millis(40))
+                    .with_id(id)
+                    .shared()
+            })
+            .collect();
+        let engine = Engine::start(
+            EngineConfig {
+                finalizer_workers: devices,
+                ..config(1 << 30)
+            },
+            backends,
+        )
+        .unwrap();
+        // Three jobs of four partitions, as a sector's partitions would come.
+        let handles: Vec<_> = (0..3)
+            .map(|j| {
+                let rs = r[j * 4..j * 4 + 4].to_vec();
+                let ss = s[j * 4..j * 4 + 4].to_vec();
+                engine
+                    .submit(
+                        Job::new(format!("sector-{j}"), params.clone(), circuits.clone())
+                            .with_randomness(rs, ss),
+                    )
+                    .unwrap()
+            })
+            .collect();
+        let proofs: Vec<_> = handles
+            .into_iter()
+            .flat_map(|h| h.wait().unwrap())
+            .collect();
+        (proofs, engine.shutdown())
+    };
+    let (one, _) = run(1);
+    let (three, summary) = run(3);
+    assert_eq!(one, three, "results do not depend on the number of devices");
+    assert_eq!(summary.devices.len(), 3);
+    for d in &summary.devices {
+        assert!(
+            d.units > 0,
+            "device {} got no work: {:?}",
+            d.device,
+            summary.devices
+        );
+        assert_eq!(d.busy_measured_by, "device events");
+    }
+    assert_eq!(summary.devices.iter().map(|d| d.units).sum::<usize>(), 12);
+}
+
+#[test]
+fn a_devices_bases_are_refused_by_another_device() {
+    use crossgroth::backend::PreparedParams;
+    use crossgroth::synthesis::synthesize;
+    let params = Arc::new(params_for(&spec("cubic"), 1));
+    let a = SimulatedDevice::new(Duration::from_millis(1)).with_id(0);
+    let b = SimulatedDevice::new(Duration::from_millis(1)).with_id(1);
+    let on_a = PreparedParams::new(&a, params.clone()).unwrap();
+    let mut asg = synthesize(spec("cubic").instance(1)).unwrap();
+    let e = b.g1_side(&on_a, &mut asg, &mut drop).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("resident on device 0 used on device 1"),
+        "{e}"
+    );
+    let mut asg = synthesize(spec("cubic").instance(1)).unwrap();
+    assert!(a.g1_side(&on_a, &mut asg, &mut drop).is_ok());
+}
+
+#[test]
+fn parameters_beyond_the_device_budget_fail_their_job_clearly() {
+    let params = Arc::new(params_for(&spec("sha256:64"), 1));
+    let small = SimulatedDevice::new(Duration::from_millis(1))
+        .with_memory(1 << 20)
+        .shared();
+    let engine = Engine::start(config(1 << 30), vec![small]).unwrap();
+    let e = engine
+        .submit(job("big", &params, "sha256:64", 0..1).0)
+        .unwrap()
+        .wait()
+        .unwrap_err();
+    assert!(e.to_string().contains("over the device budget"), "{e}");
+    assert_drained(&engine);
+}

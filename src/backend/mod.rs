@@ -20,7 +20,7 @@ use crate::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 
 pub use cpu::CpuBackend;
 pub use gpu::{CudaBackend, WgpuBackend};
-pub use select::{available_backends, open_backend, BackendKind, BackendReport};
+pub use select::{available_backends, open_backend, open_backends, BackendKind, BackendReport};
 
 /// A set of G1 bases prepared by a backend (resident on its device where it has one).
 #[derive(Clone)]
@@ -106,6 +106,9 @@ pub struct G1Side {
     pub a: G1Projective,
     pub b_g1: G1Projective,
     pub seconds: [f64; 5],
+    /// How long the device was busy with it, from device events, where the backend
+    /// measures that.
+    pub device_seconds: Option<f64>,
 }
 
 /// Names of the steps of [`G1Side::seconds`].
@@ -151,46 +154,12 @@ pub trait Backend: Send + Sync {
         asg: &mut Assignment,
         dispose: &mut dyn FnMut(Vec<Scalar>),
     ) -> Result<G1Side> {
-        let mut seconds = [0.0; 5];
-        let mut t = std::time::Instant::now();
-        let mut lap = |i: usize| {
-            seconds[i] = t.elapsed().as_secs_f64();
-            t = std::time::Instant::now();
-        };
-        let mut h = std::mem::take(&mut asg.a);
-        let mut b = std::mem::take(&mut asg.b);
-        let mut c = std::mem::take(&mut asg.c);
-        self.compute_h(&mut h, &mut b, &mut c)?;
-        dispose(b);
-        dispose(c);
-        lap(0);
-        let asg = &*asg;
-        let h_msm = self.msm_g1(&prepared.h, &[MsmInput::dense(&h)])?[0];
-        dispose(h);
-        lap(1);
-        let l = self.msm_g1(&prepared.l, &[MsmInput::dense(&asg.aux)])?[0];
-        lap(2);
-        let a_parts = self.msm_g1(
-            &prepared.a,
-            &[
-                MsmInput::dense(&asg.input),
-                MsmInput {
-                    scalars: &asg.aux,
-                    density: Some(&asg.a_aux_density),
-                    base_offset: asg.input.len(),
-                },
-            ],
-        )?;
-        lap(3);
-        let b_parts = self.msm_g1(&prepared.b_g1, &b_inputs(asg))?;
-        lap(4);
-        Ok(G1Side {
-            h: h_msm,
-            l,
-            a: a_parts[0] + a_parts[1],
-            b_g1: b_parts[0] + b_parts[1],
-            seconds,
-        })
+        compose_g1_side(self, prepared, asg, dispose)
+    }
+
+    /// Free and total device memory in bytes, where the backend has a device.
+    fn memory(&self) -> Option<(usize, usize)> {
+        None
     }
 
     /// Whether B_G2 should run on this backend rather than on the CPU, given how many
@@ -221,4 +190,55 @@ pub fn b_inputs(asg: &Assignment) -> [MsmInput<'_>; 2] {
             base_offset: asg.b_input_density.count(),
         },
     ]
+}
+
+/// The G1 side composed from the fine operations: what [`Backend::g1_side`] does
+/// unless a backend overrides it (an override may call this and add to it).
+pub fn compose_g1_side<B: Backend + ?Sized>(
+    backend: &B,
+    prepared: &PreparedParams,
+    asg: &mut Assignment,
+    dispose: &mut dyn FnMut(Vec<Scalar>),
+) -> Result<G1Side> {
+    let mut seconds = [0.0; 5];
+    let mut t = std::time::Instant::now();
+    let mut lap = |i: usize| {
+        seconds[i] = t.elapsed().as_secs_f64();
+        t = std::time::Instant::now();
+    };
+    let mut h = std::mem::take(&mut asg.a);
+    let mut b = std::mem::take(&mut asg.b);
+    let mut c = std::mem::take(&mut asg.c);
+    backend.compute_h(&mut h, &mut b, &mut c)?;
+    dispose(b);
+    dispose(c);
+    lap(0);
+    let asg = &*asg;
+    let h_msm = backend.msm_g1(&prepared.h, &[MsmInput::dense(&h)])?[0];
+    dispose(h);
+    lap(1);
+    let l = backend.msm_g1(&prepared.l, &[MsmInput::dense(&asg.aux)])?[0];
+    lap(2);
+    let a_parts = backend.msm_g1(
+        &prepared.a,
+        &[
+            MsmInput::dense(&asg.input),
+            MsmInput {
+                scalars: &asg.aux,
+                density: Some(&asg.a_aux_density),
+                base_offset: asg.input.len(),
+            },
+        ],
+    )?;
+    lap(3);
+    let b_parts = backend.msm_g1(&prepared.b_g1, &b_inputs(asg))?;
+    lap(4);
+    Ok(G1Side {
+        h: h_msm,
+        l,
+        a: a_parts[0] + a_parts[1],
+        b_g1: b_parts[0] + b_parts[1],
+        seconds,
+        device_seconds: None,
+    })
 }

@@ -43,6 +43,40 @@ pub fn open_backend(kind: BackendKind) -> Result<Arc<dyn Backend>> {
     })
 }
 
+/// Every device of a backend kind, or the listed ordinals: one backend each, for an
+/// engine with one device worker per device. `Auto` takes every CUDA device if there
+/// is one, else the single best other backend.
+pub fn open_backends(
+    kind: BackendKind,
+    devices: Option<&[usize]>,
+) -> Result<Vec<Arc<dyn Backend>>> {
+    let cuda_all = || -> Result<Vec<usize>> {
+        let found = crossgroth_cuda::probe().map_err(|e| crate::Error::BackendUnavailable {
+            backend: "cuda",
+            reason: e.to_string(),
+        })?;
+        Ok(found.iter().map(|d| d.ordinal).collect())
+    };
+    let open_cuda = |ordinals: Vec<usize>| -> Result<Vec<Arc<dyn Backend>>> {
+        ordinals
+            .into_iter()
+            .map(|o| CudaBackend::open_device(o).map(|b| Arc::new(b) as Arc<dyn Backend>))
+            .collect()
+    };
+    match (kind, devices) {
+        (BackendKind::Cuda, Some(list)) => open_cuda(list.to_vec()),
+        (BackendKind::Cuda, None) => open_cuda(cuda_all()?),
+        (BackendKind::Auto, list) => match cuda_all() {
+            Ok(all) if !all.is_empty() => open_cuda(list.map(|l| l.to_vec()).unwrap_or(all)),
+            _ => Ok(vec![open_backend(BackendKind::Auto)?]),
+        },
+        (other, Some(list)) if list != [0] => Err(crate::Error::Invalid(format!(
+            "the {other} backend has one device (0); --devices {list:?} names others"
+        ))),
+        (other, _) => Ok(vec![open_backend(other)?]),
+    }
+}
+
 /// One line of `crossgroth devices`.
 pub struct BackendReport {
     pub name: &'static str,
@@ -50,18 +84,32 @@ pub struct BackendReport {
     pub status: std::result::Result<String, String>,
 }
 
+/// Every backend and device of this machine (each CUDA device on its own line), or
+/// why a backend is unavailable.
 pub fn available_backends() -> Vec<BackendReport> {
-    [BackendKind::Cpu, BackendKind::Cuda, BackendKind::Wgpu]
-        .into_iter()
-        .map(|kind| BackendReport {
-            name: match kind {
-                BackendKind::Cpu => "cpu",
-                BackendKind::Cuda => "cuda",
-                _ => "wgpu",
-            },
-            status: open_backend(kind)
-                .map(|b| b.device())
-                .map_err(|e| e.to_string()),
-        })
-        .collect()
+    let mut out = vec![BackendReport {
+        name: "cpu",
+        status: Ok(CpuBackend.device()),
+    }];
+    match open_backends(BackendKind::Cuda, None) {
+        Ok(devices) if !devices.is_empty() => out.extend(devices.iter().map(|b| BackendReport {
+            name: "cuda",
+            status: Ok(b.device()),
+        })),
+        Ok(_) => out.push(BackendReport {
+            name: "cuda",
+            status: Err("no CUDA device found".into()),
+        }),
+        Err(e) => out.push(BackendReport {
+            name: "cuda",
+            status: Err(e.to_string()),
+        }),
+    }
+    out.push(BackendReport {
+        name: "wgpu",
+        status: open_backend(BackendKind::Wgpu)
+            .map(|b| b.device())
+            .map_err(|e| e.to_string()),
+    });
+    out
 }

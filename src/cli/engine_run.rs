@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
-use crossgroth::backend::{open_backend, Backend, BackendKind};
+use crossgroth::backend::{open_backends, Backend, BackendKind};
 use crossgroth::circuits::CircuitSpec;
 use crossgroth::engine::simulated::SimulatedDevice;
 use crossgroth::engine::{Engine, EngineConfig, Job, RunSummary};
@@ -21,6 +21,7 @@ pub struct EngineArgs {
     pub count: usize,
     pub batch: usize,
     pub backend: BackendKind,
+    pub devices: Option<Vec<usize>>,
     pub simulate_device_ms: Option<u64>,
     pub synthesis_workers: Option<usize>,
     pub memory_budget: Option<bytesize::ByteSize>,
@@ -37,9 +38,15 @@ pub fn run(args: EngineArgs) -> Result<()> {
         Some(p) => Parameters::read_file(p, true)?,
         None => super::generate(args.circuit, None)?,
     });
-    let backend: Arc<dyn Backend> = match args.simulate_device_ms {
-        Some(ms) => SimulatedDevice::new(Duration::from_millis(ms)).shared(),
-        None => open_backend(args.backend)?,
+    let backends: Vec<Arc<dyn Backend>> = match args.simulate_device_ms {
+        Some(ms) => (0..args.devices.as_ref().map_or(1, |d| d.len()))
+            .map(|id| {
+                SimulatedDevice::new(Duration::from_millis(ms))
+                    .with_id(id)
+                    .shared()
+            })
+            .collect(),
+        None => open_backends(args.backend, args.devices.as_deref())?,
     };
     let mut config = EngineConfig::default();
     if let Some(w) = args.synthesis_workers {
@@ -48,12 +55,15 @@ pub fn run(args: EngineArgs) -> Result<()> {
     if let Some(b) = args.memory_budget {
         config.memory_budget = b.as_u64() as usize;
     }
+    // B_G2 may run on a device from a finalizer: one finalizer per device.
+    config.finalizer_workers = backends.len();
+    let names: Vec<String> = backends.iter().map(|b| b.device()).collect();
     println!(
         "engine: {} × {} on {} ({}), {} synthesis workers, memory budget {}",
         args.count,
         args.circuit,
-        backend.name(),
-        backend.device(),
+        backends[0].name(),
+        names.join("; "),
         config.synthesis_workers,
         bytesize::ByteSize(config.memory_budget as u64)
     );
@@ -62,7 +72,7 @@ pub fn run(args: EngineArgs) -> Result<()> {
     } else {
         None
     };
-    let engine = Engine::start(config, vec![backend])?;
+    let engine = Engine::start(config, backends)?;
     let bar = ProgressBar::new(args.count as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} proofs [{elapsed}] {msg}").unwrap(),
@@ -136,12 +146,13 @@ fn print_summary(s: &RunSummary) {
     }
     for d in &s.devices {
         println!(
-            "device {} ({}): busy {:.2} s of {:.2} s ({:.0}%), {} circuits",
+            "device {} ({}): busy {:.2} s of {:.2} s ({:.0}%, {}), {} circuits",
             d.backend,
             d.device,
             d.busy_s,
             s.wall_s,
             100.0 * d.busy_s / s.wall_s.max(1e-9),
+            d.busy_measured_by,
             d.units
         );
     }

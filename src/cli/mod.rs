@@ -138,6 +138,9 @@ struct EngineOptions {
     /// Circuits per job (a batch of one shape).
     #[arg(long, default_value_t = 1)]
     batch: usize,
+    /// Devices to prove on, e.g. 0,2 (default: every device of the backend).
+    #[arg(long, value_delimiter = ',')]
+    devices: Option<Vec<usize>>,
     /// Circuits synthesized at once (default: the number of cores).
     #[arg(long)]
     synthesis_workers: Option<usize>,
@@ -173,6 +176,7 @@ impl EngineOptions {
             count,
             batch: self.batch,
             backend,
+            devices: self.devices,
             simulate_device_ms: self.simulate_device_ms,
             synthesis_workers: self.synthesis_workers,
             memory_budget: self.memory_budget,

@@ -55,6 +55,9 @@ pub struct EngineConfig {
     pub device_queue_per_device: usize,
     /// Threads freeing buffers.
     pub deallocators: usize,
+    /// Share of each device's memory the engine may fill with resident parameter
+    /// bases and one proof's working buffers.
+    pub device_memory_fraction: f64,
     /// Set glibc's mmap threshold to 1 MiB for the whole process (default on), so
     /// freed buffers leave resident memory at once instead of staying in arenas.
     pub tune_allocator: bool,
@@ -69,6 +72,7 @@ impl Default for EngineConfig {
             memory_budget: default_budget(),
             device_queue_per_device: 2,
             deallocators: 2,
+            device_memory_fraction: 0.9,
             tune_allocator: true,
         }
     }
@@ -120,6 +124,8 @@ pub(crate) struct Shared {
     dealloc_tx: Sender<Disposal>,
     jobs: Mutex<HashMap<String, Arc<JobState>>>,
     prepared: Mutex<HashMap<(usize, usize), Arc<PreparedParams>>>,
+    /// Device bytes held by resident parameter sets, per device.
+    device_resident: Mutex<Vec<usize>>,
     stats: Mutex<Stats>,
     resident: Mutex<ResidentSamples>,
     stop: AtomicBool,
@@ -201,24 +207,57 @@ impl Shared {
                 return Ok(p.clone());
             }
         }
-        let p = Arc::new(PreparedParams::new(
-            self.backends[device].as_ref(),
-            params.clone(),
-        )?);
+        let backend = self.backends[device].as_ref();
+        let bases = params.heap_bytes();
+        if let Some((_, total)) = backend.memory() {
+            // The device budget: resident bases plus one proof's working buffers
+            // (a, b, c, H and scratch; a device worker runs one proof at a time).
+            let working = 6 * (params.h.len() + 1) * std::mem::size_of::<crate::Scalar>();
+            let limit = (total as f64 * self.config.device_memory_fraction) as usize;
+            let used = self.device_resident.lock().unwrap()[device];
+            if used + bases + working > limit {
+                return Err(Error::Backend {
+                    backend: backend.name(),
+                    message: format!(
+                        "these parameters need {} of device memory ({} of bases, {} of working buffers) \
+                         beside {} already resident, over the device budget of {} \
+                         (streaming bases from host memory is not implemented yet)",
+                        bytesize::ByteSize((bases + working) as u64),
+                        bytesize::ByteSize(bases as u64),
+                        bytesize::ByteSize(working as u64),
+                        bytesize::ByteSize(used as u64),
+                        bytesize::ByteSize(limit as u64)
+                    ),
+                });
+            }
+        }
+        let p = Arc::new(PreparedParams::new(backend, params.clone())?);
+        if backend.memory().is_some() {
+            self.device_resident.lock().unwrap()[device] += bases;
+        }
         self.prepared.lock().unwrap().insert(key, p.clone());
         Ok(p)
     }
 
+    /// Resolves a job with an error. The id is released first, so whoever the
+    /// resolution wakes may reuse it at once.
     fn fail(&self, job: &JobState, e: Error) {
+        self.forget(job);
         if job.resolve(Err(e)) {
             self.stats.lock().unwrap().jobs_failed += 1;
         }
-        self.forget(&job.id);
     }
 
-    fn forget(&self, id: &str) {
+    /// Releases the job's id — only if it still names this job: a failed job's
+    /// late units must not release a new job that reused the id.
+    fn forget(&self, job: &JobState) {
         let mut jobs = self.jobs.lock().unwrap();
-        jobs.remove(id);
+        if jobs
+            .get(&job.id)
+            .is_some_and(|j| std::ptr::eq(Arc::as_ptr(j), job))
+        {
+            jobs.remove(&job.id);
+        }
         if jobs.is_empty() {
             self.idle_cv.notify_all();
         }
@@ -232,7 +271,10 @@ impl Shared {
                 // Drop its queued circuits now: they hold no memory yet.
                 let mut adm = self.admission.lock().unwrap();
                 let queue = std::mem::take(&mut adm.queue);
-                adm.queue = queue.into_iter().filter(|t| t.job.id != id).collect();
+                adm.queue = queue
+                    .into_iter()
+                    .filter(|t| !Arc::ptr_eq(&t.job, &job))
+                    .collect();
                 drop(adm);
                 self.admission_cv.notify_all();
                 true
@@ -289,6 +331,7 @@ impl Engine {
             dealloc_tx,
             jobs: Mutex::new(HashMap::new()),
             prepared: Mutex::new(HashMap::new()),
+            device_resident: Mutex::new(vec![0; backends.len()]),
             stats: Mutex::new(Stats::new(backends.len())),
             resident: Mutex::new(ResidentSamples::default()),
             stop: AtomicBool::new(false),

@@ -18,8 +18,13 @@ use crate::synthesis::Assignment;
 use crate::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 
 pub struct SimulatedDevice {
+    /// Which device this is: bases it prepares carry this tag, and it refuses bases
+    /// tagged by another device (a job's buffers never cross devices).
+    pub id: usize,
     /// Time the critical path of one proof holds the device.
     pub g1_time: Duration,
+    /// Total device memory it reports, if any.
+    pub memory_total: Option<usize>,
     slot: Mutex<()>,
     cache: Mutex<HashMap<u64, G1Side>>,
     /// The n-th call of `g1_side` (1-based) fails, when set.
@@ -30,7 +35,9 @@ pub struct SimulatedDevice {
 impl SimulatedDevice {
     pub fn new(g1_time: Duration) -> Self {
         SimulatedDevice {
+            id: 0,
             g1_time,
+            memory_total: None,
             slot: Mutex::new(()),
             cache: Mutex::new(HashMap::new()),
             fail_call: None,
@@ -46,8 +53,43 @@ impl SimulatedDevice {
         }
     }
 
+    /// Device number `id` (for engines with several devices).
+    pub fn with_id(mut self, id: usize) -> Self {
+        self.id = id;
+        self
+    }
+
+    /// Reports `total` bytes of device memory (for device-budget tests).
+    pub fn with_memory(mut self, total: usize) -> Self {
+        self.memory_total = Some(total);
+        self
+    }
+
     pub fn shared(self) -> Arc<dyn Backend> {
         Arc::new(self)
+    }
+}
+
+/// The tag a simulated device puts on the bases it prepares.
+struct DeviceTag(usize);
+
+impl SimulatedDevice {
+    fn tag(&self) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+        Some(Arc::new(DeviceTag(self.id)))
+    }
+
+    fn check_binding(&self, device: &Option<Arc<dyn std::any::Any + Send + Sync>>) -> Result<()> {
+        match device.as_ref().and_then(|d| d.downcast_ref::<DeviceTag>()) {
+            Some(DeviceTag(id)) if *id == self.id => Ok(()),
+            Some(DeviceTag(id)) => Err(Error::Backend {
+                backend: "simulated",
+                message: format!("bases resident on device {id} used on device {}", self.id),
+            }),
+            None => Err(Error::Backend {
+                backend: "simulated",
+                message: format!("bases not prepared by a device used on device {}", self.id),
+            }),
+        }
     }
 }
 
@@ -70,13 +112,22 @@ impl Backend for SimulatedDevice {
         "simulated"
     }
     fn device(&self) -> String {
-        format!("simulated device, {:?} per proof", self.g1_time)
+        format!("simulated device {}, {:?} per proof", self.id, self.g1_time)
+    }
+    fn memory(&self) -> Option<(usize, usize)> {
+        self.memory_total.map(|t| (t, t))
     }
     fn prepare_g1(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {
-        CpuBackend.prepare_g1(bases)
+        Ok(G1Bases {
+            host: bases,
+            device: self.tag(),
+        })
     }
     fn prepare_g2(&self, bases: Arc<Vec<G2Affine>>) -> Result<G2Bases> {
-        CpuBackend.prepare_g2(bases)
+        Ok(G2Bases {
+            host: bases,
+            device: self.tag(),
+        })
     }
     fn ntt(&self, values: &mut [Scalar], inverse: bool) -> Result<()> {
         CpuBackend.ntt(values, inverse)
@@ -90,9 +141,11 @@ impl Backend for SimulatedDevice {
         CpuBackend.compute_h(a, b, c)
     }
     fn msm_g1(&self, bases: &G1Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G1Projective>> {
+        self.check_binding(&bases.device)?;
         CpuBackend.msm_g1(bases, inputs)
     }
     fn msm_g2(&self, bases: &G2Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G2Projective>> {
+        self.check_binding(&bases.device)?;
         CpuBackend.msm_g2(bases, inputs)
     }
 
@@ -102,6 +155,10 @@ impl Backend for SimulatedDevice {
         asg: &mut Assignment,
         dispose: &mut dyn FnMut(Vec<Scalar>),
     ) -> Result<G1Side> {
+        for bases in [&prepared.h, &prepared.l, &prepared.a, &prepared.b_g1] {
+            self.check_binding(&bases.device)?;
+        }
+        self.check_binding(&prepared.b_g2.device)?;
         let call = self.calls.fetch_add(1, Ordering::AcqRel) + 1;
         if self.fail_call == Some(call) {
             return Err(Error::Backend {
@@ -115,7 +172,8 @@ impl Backend for SimulatedDevice {
             Some(side) => side,
             None => {
                 let mut scratch = asg.clone();
-                let side = CpuBackend.g1_side(prepared, &mut scratch, &mut drop)?;
+                let side =
+                    crate::backend::compose_g1_side(self, prepared, &mut scratch, &mut drop)?;
                 self.cache.lock().unwrap().insert(key, side);
                 side
             }
@@ -131,6 +189,7 @@ impl Backend for SimulatedDevice {
         }
         Ok(G1Side {
             seconds: [0.0; 5],
+            device_seconds: Some(self.g1_time.as_secs_f64()),
             ..side
         })
     }

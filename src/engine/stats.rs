@@ -19,8 +19,20 @@ pub struct StageSummary {
 pub struct DeviceSummary {
     pub backend: String,
     pub device: String,
+    /// Time the device spent on critical paths.
+    pub busy_s: f64,
+    /// "device events" or "host clock": how `busy_s` was measured.
+    pub busy_measured_by: &'static str,
+    pub units: usize,
+}
+
+/// Busy time and work of one device.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceBusy {
     pub busy_s: f64,
     pub units: usize,
+    /// True while every measurement came from device events.
+    pub event_timed: bool,
 }
 
 /// The JSON summary printed at the end of a run.
@@ -47,7 +59,7 @@ pub struct Stats {
     stages: BTreeMap<String, Vec<f64>>,
     pub proofs: usize,
     pub jobs_failed: usize,
-    pub device_busy: Vec<(f64, usize)>,
+    pub device_busy: Vec<DeviceBusy>,
     activity: Vec<(String, f64, f64)>,
 }
 
@@ -58,7 +70,14 @@ impl Stats {
             stages: BTreeMap::new(),
             proofs: 0,
             jobs_failed: 0,
-            device_busy: vec![(0.0, 0); devices],
+            device_busy: vec![
+                DeviceBusy {
+                    busy_s: 0.0,
+                    units: 0,
+                    event_timed: true,
+                };
+                devices
+            ],
             activity: vec![],
         }
     }
@@ -118,11 +137,16 @@ impl Stats {
             devices: devices
                 .into_iter()
                 .zip(&self.device_busy)
-                .map(|((backend, device), (busy, units))| DeviceSummary {
+                .map(|((backend, device), busy)| DeviceSummary {
                     backend,
                     device,
-                    busy_s: *busy,
-                    units: *units,
+                    busy_s: busy.busy_s,
+                    busy_measured_by: if busy.event_timed && busy.units > 0 {
+                        "device events"
+                    } else {
+                        "host clock"
+                    },
+                    units: busy.units,
                 })
                 .collect(),
             resident,

@@ -241,9 +241,14 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
             s.dispose(v, bytes, &charge)
         });
         {
+            // Device events where the backend records them, else the host clock.
+            let host = began.elapsed().as_secs_f64();
+            let busy = result.as_ref().ok().and_then(|g| g.device_seconds);
             let mut stats = s.stats.lock().unwrap();
-            stats.device_busy[d].0 += began.elapsed().as_secs_f64();
-            stats.device_busy[d].1 += 1;
+            let dev = &mut stats.device_busy[d];
+            dev.busy_s += busy.unwrap_or(host);
+            dev.units += 1;
+            dev.event_timed &= busy.is_some();
         }
         s.record("g1_side", &job.id, index, began);
         match result {
@@ -386,10 +391,9 @@ fn complete(s: &Shared, job: &JobState) {
     match verdict {
         Ok(true) => {
             let n = proofs.len();
-            if job.resolve(Ok(proofs)) {
-                s.stats.lock().unwrap().proofs += n;
-            }
-            s.forget(&job.id);
+            s.stats.lock().unwrap().proofs += n;
+            s.forget(job);
+            job.resolve(Ok(proofs));
         }
         Ok(false) => s.fail(
             job,

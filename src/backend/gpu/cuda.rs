@@ -5,8 +5,11 @@ use std::sync::Arc;
 use blst::{blst_fr, blst_p1_affine, blst_p2_affine};
 use crossgroth_cuda as cuda;
 
-use super::super::{cpu, Backend, G1Bases, G2Bases, MsmInput};
+use super::super::{
+    compose_g1_side, cpu, Backend, G1Bases, G1Side, G2Bases, MsmInput, PreparedParams,
+};
 use crate::error::{Error, Result};
+use crate::synthesis::Assignment;
 use crate::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 
 pub struct CudaBackend {
@@ -130,6 +133,26 @@ impl Backend for CudaBackend {
             i.compute_capability.0,
             i.compute_capability.1
         )
+    }
+
+    /// The composed G1 side, timed with CUDA events around it.
+    fn g1_side(
+        &self,
+        prepared: &PreparedParams,
+        asg: &mut Assignment,
+        dispose: &mut dyn FnMut(Vec<Scalar>),
+    ) -> Result<G1Side> {
+        let (side, took) = self
+            .inner
+            .time(|_| Ok(compose_g1_side(self, prepared, asg, dispose)))
+            .map_err(err)?;
+        let mut side = side?;
+        side.device_seconds = Some(took.as_secs_f64());
+        Ok(side)
+    }
+
+    fn memory(&self) -> Option<(usize, usize)> {
+        self.inner.memory().ok()
     }
 
     fn b_g2_on_device(&self, effective_terms: usize) -> bool {
