@@ -127,10 +127,11 @@ pub fn run(args: EngineArgs) -> Result<()> {
 
 fn print_summary(s: &RunSummary) {
     println!(
-        "{} proofs in {:.2} s: {:.2} proofs/s; peak resident memory {} (budget {})",
+        "{} proofs in {:.2} s: {:.2} proofs/s ({:.2} proofs/s steady, after the first); peak resident memory {} (budget {})",
         s.proofs,
         s.wall_s,
         s.proofs_per_s,
+        s.steady_proofs_per_s,
         bytesize::ByteSize(s.peak_resident_bytes as u64),
         bytesize::ByteSize(s.memory_budget_bytes as u64)
     );

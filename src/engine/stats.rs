@@ -42,6 +42,9 @@ pub struct RunSummary {
     pub jobs_failed: usize,
     pub wall_s: f64,
     pub proofs_per_s: f64,
+    /// Throughput between the first and the last job completion: the steady state,
+    /// without the ramp-up before the first proof.
+    pub steady_proofs_per_s: f64,
     pub peak_resident_bytes: usize,
     pub memory_budget_bytes: usize,
     pub stages: BTreeMap<String, StageSummary>,
@@ -60,6 +63,8 @@ pub struct Stats {
     pub proofs: usize,
     pub jobs_failed: usize,
     pub device_busy: Vec<DeviceBusy>,
+    /// (seconds since start, proofs) of each completed job.
+    completions: Vec<(f64, usize)>,
     activity: Vec<(String, f64, f64)>,
 }
 
@@ -70,6 +75,7 @@ impl Stats {
             stages: BTreeMap::new(),
             proofs: 0,
             jobs_failed: 0,
+            completions: vec![],
             device_busy: vec![
                 DeviceBusy {
                     busy_s: 0.0,
@@ -91,6 +97,22 @@ impl Stats {
         let s = began.saturating_duration_since(self.start).as_secs_f64();
         if self.activity.len() < 100_000 {
             self.activity.push((stage.to_string(), s, s + seconds));
+        }
+    }
+
+    /// Records a job that completed with `proofs` proofs.
+    pub fn completed(&mut self, proofs: usize) {
+        self.proofs += proofs;
+        self.completions
+            .push((self.start.elapsed().as_secs_f64(), proofs));
+    }
+
+    fn steady_throughput(&self) -> f64 {
+        match (self.completions.first(), self.completions.last()) {
+            (Some(first), Some(last)) if last.0 > first.0 => {
+                (self.proofs - first.1) as f64 / (last.0 - first.0)
+            }
+            _ => 0.0,
         }
     }
 
@@ -131,6 +153,7 @@ impl Stats {
             jobs_failed: self.jobs_failed,
             wall_s: wall,
             proofs_per_s: self.proofs as f64 / wall.max(1e-9),
+            steady_proofs_per_s: self.steady_throughput(),
             peak_resident_bytes: peak,
             memory_budget_bytes: budget,
             stages,

@@ -391,7 +391,7 @@ fn complete(s: &Shared, job: &JobState) {
     match verdict {
         Ok(true) => {
             let n = proofs.len();
-            s.stats.lock().unwrap().proofs += n;
+            s.stats.lock().unwrap().completed(n);
             s.forget(job);
             job.resolve(Ok(proofs));
         }
