@@ -100,6 +100,8 @@ pub struct EngineStatus {
     pub memory_budget: usize,
     pub proofs_done: usize,
     pub stage_counts: HashMap<String, usize>,
+    /// Per device: backend, device, busy seconds so far, circuits done.
+    pub devices: Vec<DeviceSummary>,
 }
 
 /// State the synthesis workers and the budget share, under one lock so that waiting
@@ -468,7 +470,15 @@ impl Engine {
         .iter()
         .map(|s| (s.to_string(), stats.count(s)))
         .collect();
+        let devices = self
+            .shared
+            .backends
+            .iter()
+            .zip(&stats.device_busy)
+            .map(|(b, busy)| busy.summary(b.name().to_string(), b.device()))
+            .collect();
         EngineStatus {
+            devices,
             jobs_in_flight: self.shared.jobs.lock().unwrap().len(),
             synthesis_queue: adm.queue.len(),
             device_queue: self.shared.device_queue.lock().unwrap().len(),

@@ -35,6 +35,22 @@ pub struct DeviceBusy {
     pub event_timed: bool,
 }
 
+impl DeviceBusy {
+    pub fn summary(&self, backend: String, device: String) -> DeviceSummary {
+        DeviceSummary {
+            backend,
+            device,
+            busy_s: self.busy_s,
+            busy_measured_by: if self.event_timed && self.units > 0 {
+                "device events"
+            } else {
+                "host clock"
+            },
+            units: self.units,
+        }
+    }
+}
+
 /// The JSON summary printed at the end of a run.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunSummary {
@@ -160,17 +176,7 @@ impl Stats {
             devices: devices
                 .into_iter()
                 .zip(&self.device_busy)
-                .map(|((backend, device), busy)| DeviceSummary {
-                    backend,
-                    device,
-                    busy_s: busy.busy_s,
-                    busy_measured_by: if busy.event_timed && busy.units > 0 {
-                        "device events"
-                    } else {
-                        "host clock"
-                    },
-                    units: busy.units,
-                })
+                .map(|((backend, device), busy)| busy.summary(backend, device))
                 .collect(),
             resident,
             activity: self.activity.clone(),
