@@ -41,16 +41,11 @@ impl Job {
         params: Arc<Parameters>,
         circuits: Vec<C>,
     ) -> Self {
-        Job {
-            id: id.into(),
-            priority: Priority::Normal,
-            params,
-            units: circuits
-                .into_iter()
-                .map(|c| Box::new(move || synthesize(c)) as Synthesizer)
-                .collect(),
-            randomness: None,
-        }
+        let units = circuits
+            .into_iter()
+            .map(|c| Box::new(move || synthesize(c)) as Synthesizer)
+            .collect();
+        Self::from_synthesizers(id, params, units)
     }
 
     /// A job whose circuits are synthesized from a recorded shape (witness pass only).
@@ -60,19 +55,14 @@ impl Job {
         shape: Arc<RecordedShape>,
         circuits: Vec<C>,
     ) -> Self {
-        Job {
-            id: id.into(),
-            priority: Priority::Normal,
-            params,
-            units: circuits
-                .into_iter()
-                .map(|c| {
-                    let shape = shape.clone();
-                    Box::new(move || shape.synthesize(c)) as Synthesizer
-                })
-                .collect(),
-            randomness: None,
-        }
+        let units = circuits
+            .into_iter()
+            .map(|c| {
+                let shape = shape.clone();
+                Box::new(move || shape.synthesize(c)) as Synthesizer
+            })
+            .collect();
+        Self::from_synthesizers(id, params, units)
     }
 
     /// A job made of arbitrary synthesis functions (tests inject faults this way).

@@ -193,6 +193,12 @@ impl Shared {
         }
     }
 
+    /// Hands a whole assignment to the deallocators.
+    fn dispose_assignment(&self, asg: Assignment, charge: &Arc<Charge>) {
+        let bytes = assignment_bytes(&asg);
+        self.dispose(asg, bytes, charge);
+    }
+
     fn record(&self, stage: &str, job: &str, unit: usize, began: Instant) {
         let secs = began.elapsed().as_secs_f64();
         log::info!(

@@ -166,11 +166,11 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
         s.record("synthesis", &job.id, index, began);
         if let Some(row) = check_witness(&asg) {
             s.fail(&job, Error::Unsatisfied { row, path: None });
-            s.dispose(asg, actual, &charge);
+            s.dispose_assignment(asg, &charge);
             continue;
         }
         if job.is_cancelled() {
-            s.dispose(asg, actual, &charge);
+            s.dispose_assignment(asg, &charge);
             continue;
         }
         let cap = s.config.device_queue_per_device * s.backends.len();
@@ -221,16 +221,14 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
         } = task;
         s.record("queue_device", &job.id, index, queued);
         if job.is_cancelled() {
-            let bytes = assignment_bytes(&asg);
-            s.dispose(asg, bytes, &charge);
+            s.dispose_assignment(asg, &charge);
             continue;
         }
         let prepared = match s.prepared(d, &job.params) {
             Ok(p) => p,
             Err(e) => {
                 s.fail(&job, e);
-                let bytes = assignment_bytes(&asg);
-                s.dispose(asg, bytes, &charge);
+                s.dispose_assignment(asg, &charge);
                 continue;
             }
         };
@@ -280,8 +278,7 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
             }
             Err(e) => {
                 s.fail(&job, e);
-                let bytes = assignment_bytes(&asg);
-                s.dispose(asg, bytes, &charge);
+                s.dispose_assignment(asg, &charge);
             }
         }
     }
@@ -321,8 +318,7 @@ pub(crate) fn finalize(s: Arc<Shared>, rx: Receiver<FinalTask>) {
             device,
         } = task;
         if job.is_cancelled() {
-            let bytes = assignment_bytes(&asg);
-            s.dispose(asg, bytes, &charge);
+            s.dispose_assignment(asg, &charge);
             continue;
         }
         // B_G2 where it pays: on the device only when many B scalars are neither 0
@@ -346,8 +342,7 @@ pub(crate) fn finalize(s: Arc<Shared>, rx: Receiver<FinalTask>) {
             Ok(p) => p,
             Err(e) => {
                 s.fail(&job, e);
-                let bytes = assignment_bytes(&asg);
-                s.dispose(asg, bytes, &charge);
+                s.dispose_assignment(asg, &charge);
                 continue;
             }
         };
@@ -355,8 +350,7 @@ pub(crate) fn finalize(s: Arc<Shared>, rx: Receiver<FinalTask>) {
         let proof = assemble(&job.params.vk, &g1, &b_g2, job.r[index], job.s[index]);
         s.record("assemble", &job.id, index, began);
         let public = asg.input[1..].to_vec();
-        let bytes = assignment_bytes(&asg);
-        s.dispose(asg, bytes, &charge);
+        s.dispose_assignment(asg, &charge);
         drop(charge);
         let done = {
             let mut res = job.results.lock().unwrap();

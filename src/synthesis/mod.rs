@@ -135,6 +135,18 @@ pub fn log_domain(rows: usize) -> Result<u32> {
 
 use ff::PrimeField as _;
 
+/// The namespace path of a constraint: the open namespaces, then its own name.
+pub(crate) fn row_path(namespaces: &[String], own: String) -> String {
+    let mut path = namespaces.join("/");
+    if !own.is_empty() {
+        if !path.is_empty() {
+            path.push('/');
+        }
+        path.push_str(&own);
+    }
+    path
+}
+
 /// Runs `f`, turning a panic inside circuit code into an error.
 pub(crate) fn guard_panics<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {

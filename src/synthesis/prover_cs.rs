@@ -133,14 +133,7 @@ impl ConstraintSystem<Scalar> for ProvingSystem {
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
         if let Some(names) = &mut self.names {
-            let mut path = names.stack.join("/");
-            let own: String = annotation().into();
-            if !own.is_empty() {
-                if !path.is_empty() {
-                    path.push('/');
-                }
-                path.push_str(&own);
-            }
+            let path = super::row_path(&names.stack, annotation().into());
             names.rows.push(path);
         }
         let a = a(LinearCombination::zero());

@@ -401,14 +401,7 @@ impl ConstraintSystem<Scalar> for ShapeRecorder {
         LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
-        let own: String = annotation().into();
-        let mut path = self.namespace.join("/");
-        if !own.is_empty() {
-            if !path.is_empty() {
-                path.push('/');
-            }
-            path.push_str(&own);
-        }
+        let path = super::row_path(&self.namespace, annotation().into());
         self.row_names.push(path);
         let a = a(LinearCombination::zero());
         let b = b(LinearCombination::zero());
