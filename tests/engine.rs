@@ -329,3 +329,45 @@ fn parameters_beyond_the_device_budget_fail_their_job_clearly() {
     assert!(e.to_string().contains("over the device budget"), "{e}");
     assert_drained(&engine);
 }
+
+#[test]
+fn a_device_that_keeps_failing_is_taken_out_of_service() {
+    let params = Arc::new(params_for(&spec("cubic"), 1));
+    let good = SimulatedDevice::new(Duration::from_millis(20))
+        .with_id(0)
+        .shared();
+    let bad = SimulatedDevice::failing_from(Duration::from_millis(1), 1)
+        .with_id(1)
+        .shared();
+    let engine = Engine::start(config(1 << 30), vec![good, bad]).unwrap();
+    let handles: Vec<_> = (0..12)
+        .map(|i| {
+            engine
+                .submit(job(&format!("j{i}"), &params, "cubic", i..i + 1).0)
+                .unwrap()
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.wait()).collect();
+    let failed = results.iter().filter(|r| r.is_err()).count();
+    assert_eq!(
+        failed, 3,
+        "the bad device fails three circuits, then leaves: {results:?}"
+    );
+    assert_eq!(engine.status().out_of_service, vec![false, true]);
+    assert_drained(&engine);
+
+    // With no device left, circuits fail instead of waiting forever.
+    let bad = SimulatedDevice::failing_from(Duration::from_millis(1), 1).shared();
+    let engine = Engine::start(config(1 << 30), vec![bad]).unwrap();
+    let handles: Vec<_> = (0..6)
+        .map(|i| {
+            engine
+                .submit(job(&format!("k{i}"), &params, "cubic", i..i + 1).0)
+                .unwrap()
+        })
+        .collect();
+    for h in handles {
+        assert!(h.wait().is_err());
+    }
+    assert_drained(&engine);
+}

@@ -102,6 +102,8 @@ pub struct EngineStatus {
     pub stage_counts: HashMap<String, usize>,
     /// Per device: backend, device, busy seconds so far, circuits done.
     pub devices: Vec<DeviceSummary>,
+    /// Per device: true once taken out of service after repeated failures.
+    pub out_of_service: Vec<bool>,
 }
 
 /// State the synthesis workers and the budget share, under one lock so that waiting
@@ -132,6 +134,12 @@ pub(crate) struct Shared {
     resident: Mutex<ResidentSamples>,
     stop: AtomicBool,
     idle_cv: Condvar,
+    /// Devices still in service.
+    live_devices: AtomicUsize,
+    /// Order of arrival in the device queue.
+    device_seq: std::sync::atomic::AtomicU64,
+    /// Per device: taken out of service after repeated failures.
+    retired: Mutex<Vec<bool>>,
 }
 
 /// The charge one circuit holds against the budget, from admission to its last free.
@@ -191,6 +199,32 @@ impl Shared {
             // Only after shutdown: free here.
             drop(e.into_inner());
         }
+    }
+
+    /// Takes a device that keeps failing out of service. Its work goes to the other
+    /// devices; when none is left, the circuits waiting for one fail.
+    fn retire_device(&self, d: usize) {
+        log::error!(
+            "device {d} ({}) failed {} critical paths in a row: taken out of service",
+            self.backends[d].device(),
+            workers::RETIRE_AFTER_FAILURES
+        );
+        self.retired.lock().unwrap()[d] = true;
+        let mut queue = self.device_queue.lock().unwrap();
+        if self.live_devices.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let waiting: Vec<_> = std::mem::take(&mut *queue).into_vec();
+            drop(queue);
+            for t in waiting {
+                self.fail(
+                    &t.job,
+                    Error::Invalid("every device of the engine is out of service".into()),
+                );
+                self.dispose_assignment(t.asg, &t.charge);
+            }
+        } else {
+            drop(queue);
+        }
+        self.device_cv.notify_all();
     }
 
     /// Hands a whole assignment to the deallocators.
@@ -344,6 +378,9 @@ impl Engine {
             resident: Mutex::new(ResidentSamples::default()),
             stop: AtomicBool::new(false),
             idle_cv: Condvar::new(),
+            live_devices: AtomicUsize::new(backends.len()),
+            device_seq: std::sync::atomic::AtomicU64::new(0),
+            retired: Mutex::new(vec![false; backends.len()]),
             backends,
             config,
         });
@@ -485,6 +522,7 @@ impl Engine {
             .collect();
         EngineStatus {
             devices,
+            out_of_service: self.shared.retired.lock().unwrap().clone(),
             jobs_in_flight: self.shared.jobs.lock().unwrap().len(),
             synthesis_queue: adm.queue.len(),
             device_queue: self.shared.device_queue.lock().unwrap().len(),

@@ -27,8 +27,9 @@ pub struct SimulatedDevice {
     pub memory_total: Option<usize>,
     slot: Mutex<()>,
     cache: Mutex<HashMap<u64, G1Side>>,
-    /// The n-th call of `g1_side` (1-based) fails, when set.
+    /// Calls of `g1_side` (1-based) from this one to `fail_until` fail, when set.
     fail_call: Option<usize>,
+    fail_until: usize,
     calls: AtomicUsize,
 }
 
@@ -41,6 +42,7 @@ impl SimulatedDevice {
             slot: Mutex::new(()),
             cache: Mutex::new(HashMap::new()),
             fail_call: None,
+            fail_until: 0,
             calls: AtomicUsize::new(0),
         }
     }
@@ -49,6 +51,16 @@ impl SimulatedDevice {
     pub fn failing_at(g1_time: Duration, n: usize) -> Self {
         SimulatedDevice {
             fail_call: Some(n),
+            fail_until: n,
+            ..Self::new(g1_time)
+        }
+    }
+
+    /// A device whose every critical path from the `n`-th on fails.
+    pub fn failing_from(g1_time: Duration, n: usize) -> Self {
+        SimulatedDevice {
+            fail_call: Some(n),
+            fail_until: usize::MAX,
             ..Self::new(g1_time)
         }
     }
@@ -160,7 +172,10 @@ impl Backend for SimulatedDevice {
         }
         self.check_binding(&prepared.b_g2.device)?;
         let call = self.calls.fetch_add(1, Ordering::AcqRel) + 1;
-        if self.fail_call == Some(call) {
+        if self
+            .fail_call
+            .is_some_and(|from| (from..=self.fail_until).contains(&call))
+        {
             return Err(Error::Backend {
                 backend: "simulated",
                 message: format!("injected failure on call {call}"),

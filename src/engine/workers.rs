@@ -175,14 +175,25 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
         }
         let cap = s.config.device_queue_per_device * s.backends.len();
         let mut dq = s.device_queue.lock().unwrap();
-        while dq.len() >= cap && !s.stop.load(Ordering::Acquire) {
+        // Checked under the queue's lock, which retiring the last device also takes:
+        // a circuit is never queued for a device that no longer exists.
+        while s.live_devices.load(Ordering::Acquire) > 0
+            && dq.len() >= cap
+            && !s.stop.load(Ordering::Acquire)
+        {
             dq = s.device_cv.wait(dq).unwrap();
         }
-        let seq = {
-            let mut adm = s.admission.lock().unwrap();
-            adm.seq += 1;
-            adm.seq
-        };
+        if s.live_devices.load(Ordering::Acquire) == 0 {
+            drop(dq);
+            s.fail(
+                &job,
+                Error::Invalid("every device of the engine is out of service".into()),
+            );
+            s.dispose_assignment(asg, &charge);
+            continue;
+        }
+        // Not the admission lock: status() takes it before the device queue's.
+        let seq = s.device_seq.fetch_add(1, Ordering::AcqRel);
         dq.push(DeviceTask {
             job,
             index,
@@ -196,7 +207,11 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
     }
 }
 
+/// Consecutive failed critical paths after which a device is taken out of service.
+pub(crate) const RETIRE_AFTER_FAILURES: usize = 3;
+
 pub(crate) fn device(s: Arc<Shared>, d: usize) {
+    let mut failures = 0;
     loop {
         let task = {
             let mut dq = s.device_queue.lock().unwrap();
@@ -251,6 +266,7 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
         s.record("g1_side", &job.id, index, began);
         match result {
             Ok(g1) => {
+                failures = 0;
                 let mut at = began;
                 for (step, secs) in G1_STEPS.iter().zip(g1.seconds) {
                     if secs > 0.0 {
@@ -279,6 +295,11 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
             Err(e) => {
                 s.fail(&job, e);
                 s.dispose_assignment(asg, &charge);
+                failures += 1;
+                if failures >= RETIRE_AFTER_FAILURES {
+                    s.retire_device(d);
+                    return;
+                }
             }
         }
     }
