@@ -162,6 +162,17 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// Runs `work` and returns how long the device was busy with it, measured with
+    /// device events (CUDA events, GPU timestamps); None for a backend without a
+    /// device clock, whose callers time with the host clock.
+    fn device_time(
+        &self,
+        work: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Option<std::time::Duration>> {
+        work()?;
+        Ok(None)
+    }
+
     /// Whether B_G2 should run on this backend rather than on the CPU, given how many
     /// of its scalars are neither 0 nor 1.
     fn b_g2_on_device(&self, _effective_terms: usize) -> bool {

@@ -18,9 +18,13 @@ pub struct CudaBackend {
 
 fn err(e: cuda::CudaError) -> Error {
     if e.is_unavailable() {
+        let reason = e.to_string();
         Error::BackendUnavailable {
             backend: "cuda",
-            reason: e.to_string(),
+            reason: reason
+                .strip_prefix("unavailable: ")
+                .unwrap_or(&reason)
+                .to_string(),
         }
     } else {
         Error::Backend {
@@ -149,6 +153,15 @@ impl Backend for CudaBackend {
         let mut side = side?;
         side.device_seconds = Some(took.as_secs_f64());
         Ok(side)
+    }
+
+    fn device_time(
+        &self,
+        work: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Option<std::time::Duration>> {
+        let (r, took) = self.inner.time(|_| Ok(work())).map_err(err)?;
+        r?;
+        Ok(Some(took))
     }
 
     fn memory(&self) -> Option<(usize, usize)> {

@@ -1,0 +1,209 @@
+//! Every backend present on identical inputs, one criterion group per operation with
+//! the backend as the parameter. GPU work is timed with device events
+//! (`Backend::device_time`), CPU work with the host clock. Sizes stop where the cpu
+//! backend would take minutes; `CROSSGROTH_BENCH_MAX_LOG` raises the GPU sizes
+//! (default 20; the GPU script uses 24).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use crossgroth::backend::{open_backend, Backend, BackendKind, CpuBackend, MsmInput};
+use crossgroth::circuits::CircuitSpec;
+use crossgroth::groth16::{self, Prover};
+use crossgroth::synthesis::synthesize;
+use crossgroth::{G1Affine, G1Projective, Scalar};
+use ff::Field;
+use group::{Curve, Group};
+use rand_core::{RngCore, SeedableRng};
+use rayon::prelude::*;
+
+fn backends() -> Vec<Arc<dyn Backend>> {
+    let mut out: Vec<Arc<dyn Backend>> = vec![Arc::new(CpuBackend)];
+    for kind in [BackendKind::Cuda, BackendKind::Wgpu] {
+        match open_backend(kind) {
+            Ok(b) => out.push(b),
+            Err(e) => eprintln!("benchmarks skip {kind}: {e}"),
+        }
+    }
+    out
+}
+
+fn max_log() -> u32 {
+    std::env::var("CROSSGROTH_BENCH_MAX_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20)
+}
+
+/// The largest size at which the cpu backend is still measured.
+const CPU_MAX_LOG: u32 = 20;
+
+/// 2^log distinct bases: a random walk, normalized in parallel.
+fn bases(log: u32) -> Arc<Vec<G1Affine>> {
+    let n = 1usize << log;
+    let chunk = 1 << 14;
+    let proj: Vec<G1Projective> = (0..n.div_ceil(chunk))
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(c as u64);
+            let step = G1Projective::random(&mut rng);
+            let mut p = G1Projective::random(&mut rng);
+            (0..chunk.min(n - c * chunk)).map(move |_| {
+                p += step;
+                p
+            })
+        })
+        .collect();
+    let mut out = vec![G1Affine::default(); n];
+    out.par_chunks_mut(chunk)
+        .zip(proj.par_chunks(chunk))
+        .for_each(|(o, p)| G1Projective::batch_normalize(p, o));
+    Arc::new(out)
+}
+
+/// Uniform scalars, or Groth16-like ones (90% zeros and ones).
+fn scalars(n: usize, groth16_like: bool, seed: u64) -> Vec<Scalar> {
+    (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed ^ (i as u64) << 20);
+            match (groth16_like, rng.next_u32() % 10) {
+                (true, 0..=4) => Scalar::ZERO,
+                (true, 5..=8) => Scalar::ONE,
+                _ => Scalar::random(&mut rng),
+            }
+        })
+        .collect()
+}
+
+/// Time of `iters` runs of `work`: device events where the backend has them.
+fn measure(backend: &dyn Backend, iters: u64, mut work: impl FnMut()) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let t = Instant::now();
+        let device = backend
+            .device_time(&mut || {
+                work();
+                Ok(())
+            })
+            .unwrap();
+        total += device.unwrap_or_else(|| t.elapsed());
+    }
+    total
+}
+
+fn g1_msm(c: &mut Criterion) {
+    let all = backends();
+    let mut group = c.benchmark_group("g1_msm");
+    group.sample_size(10);
+    for log in (16..=max_log()).step_by(2) {
+        let b = bases(log);
+        for (label, like) in [("uniform", false), ("groth16", true)] {
+            let sc = scalars(1 << log, like, log as u64);
+            for backend in &all {
+                if backend.name() == "cpu" && log > CPU_MAX_LOG {
+                    continue;
+                }
+                let prepared = backend.prepare_g1(b.clone()).unwrap();
+                group.bench_function(
+                    BenchmarkId::new(format!("{}/{label}", backend.name()), log),
+                    |bench| {
+                        bench.iter_custom(|iters| {
+                            measure(backend.as_ref(), iters, || {
+                                backend.msm_g1(&prepared, &[MsmInput::dense(&sc)]).unwrap();
+                            })
+                        })
+                    },
+                );
+            }
+        }
+    }
+    group.finish();
+}
+
+fn ntt_and_h(c: &mut Criterion) {
+    let all = backends();
+    let mut group = c.benchmark_group("ntt");
+    group.sample_size(10);
+    for log in [16, 20, 22, 24].into_iter().filter(|l| *l <= max_log()) {
+        let values = scalars(1 << log, false, 7);
+        for backend in &all {
+            if backend.name() == "cpu" && log > CPU_MAX_LOG {
+                continue;
+            }
+            group.bench_function(BenchmarkId::new(backend.name(), log), |bench| {
+                bench.iter_custom(|iters| {
+                    let mut v = values.clone();
+                    measure(backend.as_ref(), iters, || {
+                        backend.ntt(&mut v, false).unwrap()
+                    })
+                })
+            });
+        }
+    }
+    group.finish();
+    let mut group = c.benchmark_group("h");
+    group.sample_size(10);
+    for log in [16, 20, 22].into_iter().filter(|l| *l <= max_log()) {
+        let (a, b) = (scalars(1 << log, false, 1), scalars(1 << log, false, 2));
+        let cc: Vec<Scalar> = a.par_iter().zip(&b).map(|(x, y)| *x * y).collect();
+        for backend in &all {
+            if backend.name() == "cpu" && log > CPU_MAX_LOG {
+                continue;
+            }
+            group.bench_function(BenchmarkId::new(backend.name(), log), |bench| {
+                bench.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let (mut x, mut y, mut z) = (a.clone(), b.clone(), cc.clone());
+                        total += measure(backend.as_ref(), 1, || {
+                            backend.compute_h(&mut x, &mut y, &mut z).unwrap()
+                        });
+                    }
+                    total
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+fn prove_from_assignment(c: &mut Criterion) {
+    let all = backends();
+    let mut group = c.benchmark_group("prove_from_assignment");
+    group.sample_size(10);
+    for log in [16u32, 20, 22].into_iter().filter(|l| *l <= max_log()) {
+        let spec: CircuitSpec = format!("chain:{log}").parse().unwrap();
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
+        let params =
+            Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng, None).unwrap());
+        let asg = synthesize(spec.instance(1)).unwrap();
+        let (r, s) = groth16::draw_randomness(1, &mut rng);
+        for backend in &all {
+            if backend.name() == "cpu" && log > 18 {
+                continue;
+            }
+            let prover = Prover::new(backend.clone(), params.clone()).unwrap();
+            group.bench_function(
+                BenchmarkId::new(backend.name(), format!("chain:{log}")),
+                |bench| {
+                    bench.iter_custom(|iters| {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            let input = vec![asg.clone()];
+                            let t = Instant::now();
+                            prover.prove_assignments(input, &r, &s).unwrap();
+                            total += t.elapsed();
+                        }
+                        total
+                    })
+                },
+            );
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, g1_msm, ntt_and_h, prove_from_assignment);
+criterion_main!(benches);
