@@ -2,7 +2,7 @@
 //! The crates speak blst's repr(C) types; blstrs' types are `repr(transparent)` over
 //! them, so slices are reinterpreted, never copied.
 
-mod cuda;
+pub(crate) mod cuda;
 
 pub use cuda::CudaBackend;
 

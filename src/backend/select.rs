@@ -51,10 +51,7 @@ pub fn open_backends(
     devices: Option<&[usize]>,
 ) -> Result<Vec<Arc<dyn Backend>>> {
     let cuda_all = || -> Result<Vec<usize>> {
-        let found = crossgroth_cuda::probe().map_err(|e| crate::Error::BackendUnavailable {
-            backend: "cuda",
-            reason: e.to_string(),
-        })?;
+        let found = crossgroth_cuda::probe().map_err(super::gpu::cuda::err)?;
         Ok(found.iter().map(|d| d.ordinal).collect())
     };
     let open_cuda = |ordinals: Vec<usize>| -> Result<Vec<Arc<dyn Backend>>> {

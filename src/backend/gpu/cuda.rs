@@ -16,7 +16,7 @@ pub struct CudaBackend {
     inner: cuda::CudaBackend,
 }
 
-fn err(e: cuda::CudaError) -> Error {
+pub(crate) fn err(e: cuda::CudaError) -> Error {
     if e.is_unavailable() {
         let reason = e.to_string();
         Error::BackendUnavailable {
