@@ -1,3 +1,47 @@
-pub fn unavailable_reason() -> &'static str {
-    "not implemented yet"
+//! crossgroth's WGSL/wgpu backend: BLS12-381 multi-scalar multiplication (G1,
+//! G2), Fr NTTs and the Groth16 H polynomial on any Vulkan / Metal / DX12
+//! adapter (software Vulkan such as Mesa's lavapipe included).
+//!
+//! The vocabulary is blst's `repr(C)` types and plain slices; nothing here
+//! knows Groth16. Every entry point returns [`WgpuError`] and never panics; on
+//! a machine without an adapter [`WgpuBackend::new`] returns
+//! `WgpuError::Unavailable`. The WGSL lives in `shaders/` (ff/, ec/, msm/,
+//! ntt/), is embedded with `include_str!`, and is compiled once per backend,
+//! each pipeline on first use (or all at once with [`WgpuBackend::warm_up`]).
+//!
+//! Field arithmetic is portable u32 code: 13-bit limbs (30 for Fq, 20 for Fr),
+//! Montgomery radix 2^390 / 2^260, converted from and to blst's radix on the
+//! device at the boundary.
+
+mod backend;
+mod error;
+mod gpu;
+mod host;
+mod shaders;
+
+pub use backend::{G1Bases, G2Bases, Options, WgpuBackend};
+pub use error::WgpuError;
+pub use gpu::AdapterInfo;
+
+/// Lists the usable adapters, or says why there are none.
+pub fn probe() -> Result<Vec<AdapterInfo>, WgpuError> {
+    gpu::probe()
+}
+
+/// A one-line description for a CLI's backend list: the adapter
+/// [`WgpuBackend::new`] would pick, or "unavailable: <reason>".
+pub fn describe() -> String {
+    match WgpuBackend::new() {
+        Ok(b) => b.info(),
+        Err(e) => format!("unavailable: {e}"),
+    }
+}
+
+/// Kept for the engine's earlier stub: the reason wgpu is unusable here, if
+/// it is ("" when an adapter exists).
+pub fn unavailable_reason() -> String {
+    match probe() {
+        Ok(_) => String::new(),
+        Err(e) => e.to_string(),
+    }
 }

@@ -1,0 +1,605 @@
+//! The wgpu device: adapter selection, shader modules and cached pipelines,
+//! buffers, dispatch lists and read-back, with every wgpu failure turned into
+//! a [`WgpuError`].
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::error::WgpuError;
+use crate::shaders::{self, Module};
+
+/// One adapter as wgpu reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdapterInfo {
+    pub name: String,
+    /// "Vulkan", "Metal", "Dx12", ...
+    pub backend: String,
+    /// "DiscreteGpu", "IntegratedGpu", "Cpu", ...
+    pub device_type: String,
+    pub driver: String,
+    pub driver_info: String,
+    /// Whether the adapter offers SHADER_INT64.
+    pub shader_int64: bool,
+    /// Whether it offers timestamp queries.
+    pub timestamps: bool,
+    pub max_storage_buffer_binding_size: u64,
+}
+
+fn instance() -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    // Compute only: the native backends (the GL backend has no compute
+    // guarantees worth testing against).
+    desc.backends &= wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
+    wgpu::Instance::new(desc)
+}
+
+fn info_of(a: &wgpu::Adapter) -> AdapterInfo {
+    let i = a.get_info();
+    let f = a.features();
+    AdapterInfo {
+        name: i.name,
+        backend: format!("{:?}", i.backend),
+        device_type: format!("{:?}", i.device_type),
+        driver: i.driver,
+        driver_info: i.driver_info,
+        shader_int64: f.contains(wgpu::Features::SHADER_INT64),
+        timestamps: f.contains(wgpu::Features::TIMESTAMP_QUERY),
+        max_storage_buffer_binding_size: a.limits().max_storage_buffer_binding_size,
+    }
+}
+
+fn adapters() -> Vec<wgpu::Adapter> {
+    let inst = instance();
+    pollster::block_on(inst.enumerate_adapters(wgpu::Backends::all()))
+        .into_iter()
+        .filter(|a| {
+            a.get_downlevel_capabilities()
+                .flags
+                .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+        })
+        .collect()
+}
+
+pub fn probe() -> Result<Vec<AdapterInfo>, WgpuError> {
+    let v: Vec<AdapterInfo> = catch("probe", || adapters().iter().map(info_of).collect())?;
+    if v.is_empty() {
+        return Err(WgpuError::Unavailable(
+            "no Vulkan/Metal/DX12 adapter with compute shaders found".into(),
+        ));
+    }
+    Ok(v)
+}
+
+/// wgpu and drivers may panic on odd systems; the backend never does.
+pub(crate) fn catch<R>(what: &str, f: impl FnOnce() -> R) -> Result<R, WgpuError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|e| {
+        let msg = e
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panic".into());
+        WgpuError::gpu(what, format!("wgpu panicked: {msg}"))
+    })
+}
+
+fn rank(t: wgpu::DeviceType) -> u32 {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Other => 3,
+        wgpu::DeviceType::Cpu => 4,
+    }
+}
+
+pub(crate) struct Ctx {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub info: AdapterInfo,
+    pub limits: wgpu::Limits,
+    pub int64: bool,
+    pub radix: crate::host::Radix,
+    pub timestamps: bool,
+    layout: wgpu::BindGroupLayout,
+    pipe_layout: wgpu::PipelineLayout,
+    modules: Mutex<HashMap<Module, wgpu::ShaderModule>>,
+    pipelines: Mutex<HashMap<(Module, &'static str), wgpu::ComputePipeline>>,
+    dummies: Vec<wgpu::Buffer>,
+    error: Arc<Mutex<Option<wgpu::Error>>>,
+    lost: Arc<Mutex<Option<String>>>,
+    lost_flag: Arc<AtomicBool>,
+    /// Sum of the GPU time of the submissions made while `timing` is set (ns).
+    pub gpu_ns: AtomicU64,
+    pub timing: AtomicBool,
+    /// Time spent creating shader modules and pipelines (ns), for reports.
+    pub compile_ns: AtomicU64,
+}
+
+/// One kernel launch: `threads` invocations of `entry` in `module`, buffers
+/// bound to slots 1..=5 (None = a dummy), `params` as the uniform block.
+pub(crate) struct Job<'a> {
+    pub module: Module,
+    pub entry: &'static str,
+    pub params: [u32; 32],
+    pub bufs: [Option<&'a wgpu::Buffer>; 5],
+    pub threads: u64,
+}
+
+pub(crate) fn params(head: &[u32], konst: &[u32]) -> [u32; 32] {
+    let mut p = [0u32; 32];
+    p[..head.len()].copy_from_slice(head);
+    p[8..8 + konst.len()].copy_from_slice(konst);
+    p
+}
+
+impl Ctx {
+    pub fn new(allow_int64: bool) -> Result<Ctx, WgpuError> {
+        let list = catch("adapter enumeration", adapters)?;
+        if list.is_empty() {
+            return Err(WgpuError::Unavailable(
+                "no Vulkan/Metal/DX12 adapter with compute shaders found".into(),
+            ));
+        }
+        let want = std::env::var("CROSSGROTH_WGPU_ADAPTER").ok();
+        let mut cands: Vec<&wgpu::Adapter> = list
+            .iter()
+            .filter(|a| match &want {
+                Some(w) => a.get_info().name.to_lowercase().contains(&w.to_lowercase()),
+                None => true,
+            })
+            .collect();
+        if cands.is_empty() {
+            let names: Vec<String> = list.iter().map(|a| a.get_info().name).collect();
+            return Err(WgpuError::Unavailable(format!(
+                "no adapter matches CROSSGROTH_WGPU_ADAPTER={:?} (found: {})",
+                want.unwrap_or_default(),
+                names.join(", ")
+            )));
+        }
+        cands.sort_by_key(|a| rank(a.get_info().device_type));
+        let adapter = cands[0];
+        let info = info_of(adapter);
+        let al = adapter.limits();
+        // Explicit limits: the defaults, raised to the adapter's for buffer
+        // sizes (wgpu's default binding limit is 128 MiB) and dispatch size.
+        let limits = wgpu::Limits {
+            max_storage_buffer_binding_size: al.max_storage_buffer_binding_size,
+            max_buffer_size: al.max_buffer_size,
+            max_storage_buffers_per_shader_stage: al
+                .max_storage_buffers_per_shader_stage
+                .clamp(5, 8),
+            max_compute_workgroups_per_dimension: al.max_compute_workgroups_per_dimension,
+            max_compute_invocations_per_workgroup: al
+                .max_compute_invocations_per_workgroup
+                .min(256),
+            ..wgpu::Limits::default()
+        };
+        let mut features = wgpu::Features::empty();
+        let timestamps = info.timestamps;
+        if timestamps {
+            features |= wgpu::Features::TIMESTAMP_QUERY;
+        }
+        let int64 = allow_int64 && info.shader_int64;
+        if int64 {
+            features |= wgpu::Features::SHADER_INT64;
+        }
+        let (device, queue) = catch("request_device", || {
+            pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+                label: Some("crossgroth"),
+                required_features: features,
+                required_limits: limits.clone(),
+                experimental_features: wgpu::ExperimentalFeatures::disabled(),
+                memory_hints: wgpu::MemoryHints::Performance,
+                trace: wgpu::Trace::Off,
+            }))
+        })?
+        .map_err(|e| WgpuError::Unavailable(format!("{}: request_device: {e}", info.name)))?;
+
+        let error: Arc<Mutex<Option<wgpu::Error>>> = Arc::new(Mutex::new(None));
+        let e2 = error.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            if let Ok(mut g) = e2.lock() {
+                if g.is_none() {
+                    *g = Some(e);
+                }
+            }
+        }));
+        let lost: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+        let lost_flag = Arc::new(AtomicBool::new(false));
+        let (l2, f2) = (lost.clone(), lost_flag.clone());
+        device.set_device_lost_callback(move |reason, msg| {
+            if let Ok(mut g) = l2.lock() {
+                *g = Some(format!("{reason:?}: {msg}"));
+            }
+            f2.store(true, Ordering::SeqCst);
+        });
+
+        let storage = |binding| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only: false },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let mut entries = vec![wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        }];
+        entries.extend((1..=5).map(storage));
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("crossgroth"),
+            entries: &entries,
+        });
+        let pipe_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("crossgroth"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let dummies = (0..5)
+            .map(|_| {
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("dummy"),
+                    size: 16,
+                    usage: wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                })
+            })
+            .collect();
+        let ctx = Ctx {
+            device,
+            queue,
+            info,
+            limits,
+            int64,
+            radix: crate::host::Radix::new(int64),
+            timestamps,
+            layout,
+            pipe_layout,
+            modules: Mutex::new(HashMap::new()),
+            pipelines: Mutex::new(HashMap::new()),
+            dummies,
+            error,
+            lost,
+            lost_flag,
+            gpu_ns: AtomicU64::new(0),
+            timing: AtomicBool::new(false),
+            compile_ns: AtomicU64::new(0),
+        };
+        ctx.check("device setup")?;
+        Ok(ctx)
+    }
+
+    /// Turns a pending wgpu error or a device loss into an error.
+    pub fn check(&self, what: &str) -> Result<(), WgpuError> {
+        if self.lost_flag.load(Ordering::SeqCst) {
+            let msg = self
+                .lost
+                .lock()
+                .ok()
+                .and_then(|g| g.clone())
+                .unwrap_or_default();
+            return Err(WgpuError::DeviceLost(msg));
+        }
+        let e = self.error.lock().ok().and_then(|mut g| g.take());
+        match e {
+            None => Ok(()),
+            Some(wgpu::Error::OutOfMemory { .. }) => Err(WgpuError::OutOfMemory(format!(
+                "{what}: the device is out of memory"
+            ))),
+            Some(e) => {
+                let msg = e.to_string();
+                if msg.to_lowercase().contains("out of memory") {
+                    Err(WgpuError::OutOfMemory(format!("{what}: {msg}")))
+                } else {
+                    Err(WgpuError::gpu(what, msg))
+                }
+            }
+        }
+    }
+
+    fn module(&self, m: Module) -> Result<wgpu::ShaderModule, WgpuError> {
+        let mut g = self
+            .modules
+            .lock()
+            .map_err(|_| WgpuError::gpu("shader cache", "poisoned lock"))?;
+        if let Some(s) = g.get(&m) {
+            return Ok(s.clone());
+        }
+        let src = shaders::source(m, self.int64);
+        let t = std::time::Instant::now();
+        let sm = catch("create_shader_module", || {
+            self.device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(m.name()),
+                    source: wgpu::ShaderSource::Wgsl(Cow::Owned(src)),
+                })
+        })?;
+        self.check(m.name()).map_err(|e| WgpuError::Shader {
+            what: m.name().into(),
+            msg: e.to_string(),
+        })?;
+        self.compile_ns
+            .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        g.insert(m, sm.clone());
+        Ok(sm)
+    }
+
+    pub fn pipeline(
+        &self,
+        m: Module,
+        entry: &'static str,
+    ) -> Result<wgpu::ComputePipeline, WgpuError> {
+        if let Some(p) = self
+            .pipelines
+            .lock()
+            .map_err(|_| WgpuError::gpu("pipeline cache", "poisoned lock"))?
+            .get(&(m, entry))
+        {
+            return Ok(p.clone());
+        }
+        let sm = self.module(m)?;
+        let t = std::time::Instant::now();
+        let p = catch("create_compute_pipeline", || {
+            self.device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(entry),
+                    layout: Some(&self.pipe_layout),
+                    module: &sm,
+                    entry_point: Some(entry),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+        })?;
+        self.check(entry).map_err(|e| WgpuError::Shader {
+            what: format!("{}::{entry}", m.name()),
+            msg: e.to_string(),
+        })?;
+        self.compile_ns
+            .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.pipelines
+            .lock()
+            .map_err(|_| WgpuError::gpu("pipeline cache", "poisoned lock"))?
+            .insert((m, entry), p.clone());
+        Ok(p)
+    }
+
+    /// A storage buffer of at least `bytes` (rounded up to 16), zeroed.
+    pub fn storage(&self, bytes: u64, what: &str) -> Result<wgpu::Buffer, WgpuError> {
+        let size = bytes.max(16).div_ceil(16) * 16;
+        let max = self
+            .limits
+            .max_storage_buffer_binding_size
+            .min(self.limits.max_buffer_size);
+        if size > max {
+            return Err(WgpuError::OutOfMemory(format!(
+                "{what}: {size} bytes exceed the adapter's storage binding limit of {max} bytes"
+            )));
+        }
+        let b = catch("create_buffer", || {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(what),
+                size,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_DST
+                    | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            })
+        })?;
+        self.check(what)?;
+        Ok(b)
+    }
+
+    /// A storage buffer holding `words` (then zeros up to `min_bytes`).
+    pub fn upload(
+        &self,
+        words: &[u32],
+        min_bytes: u64,
+        what: &str,
+    ) -> Result<wgpu::Buffer, WgpuError> {
+        let b = self.storage((words.len() as u64 * 4).max(min_bytes), what)?;
+        if !words.is_empty() {
+            catch("write_buffer", || {
+                self.queue.write_buffer(&b, 0, bytemuck::cast_slice(words))
+            })?;
+            self.check(what)?;
+        }
+        Ok(b)
+    }
+
+    /// Records the jobs in one command encoder (one compute pass each, in
+    /// order), then the copies `reads` (buffer, word offset, word count), submits,
+    /// waits and returns the words read.
+    pub fn run(
+        &self,
+        what: &str,
+        jobs: &[Job<'_>],
+        reads: &[(&wgpu::Buffer, u64, u64)],
+    ) -> Result<Vec<Vec<u32>>, WgpuError> {
+        self.check(what)?;
+        let mut pipes = Vec::with_capacity(jobs.len());
+        for j in jobs {
+            pipes.push(self.pipeline(j.module, j.entry)?);
+        }
+        let maxdim = self.limits.max_compute_workgroups_per_dimension.max(1) as u64;
+        let timing = self.timing.load(Ordering::Relaxed) && self.timestamps && !jobs.is_empty();
+        let out = catch(what, || -> Result<Vec<Vec<u32>>, WgpuError> {
+            let mut enc = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
+            let qs = if timing {
+                Some(self.device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("timestamps"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: 2,
+                }))
+            } else {
+                None
+            };
+            let mut uniforms = Vec::with_capacity(jobs.len());
+            let mut groups = Vec::with_capacity(jobs.len());
+            for j in jobs {
+                let u = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("params"),
+                    size: 128,
+                    usage: wgpu::BufferUsages::UNIFORM,
+                    mapped_at_creation: true,
+                });
+                {
+                    let mut v = u
+                        .slice(..)
+                        .get_mapped_range_mut()
+                        .map_err(|e| WgpuError::gpu(what, format!("params mapping: {e}")))?;
+                    v.copy_from_slice(bytemuck::cast_slice(&j.params));
+                }
+                u.unmap();
+                let mut entries = vec![wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: u.as_entire_binding(),
+                }];
+                for k in 0..5 {
+                    let b = j.bufs[k].unwrap_or(&self.dummies[k]);
+                    entries.push(wgpu::BindGroupEntry {
+                        binding: k as u32 + 1,
+                        resource: b.as_entire_binding(),
+                    });
+                }
+                let bg = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(j.entry),
+                    layout: &self.layout,
+                    entries: &entries,
+                });
+                uniforms.push(u);
+                groups.push(bg);
+            }
+            let last = jobs.len().saturating_sub(1);
+            for (i, j) in jobs.iter().enumerate() {
+                let wg = j.threads.div_ceil(64);
+                if wg == 0 {
+                    continue;
+                }
+                let x = wg.min(maxdim);
+                let y = wg.div_ceil(x);
+                if y > maxdim {
+                    return Err(WgpuError::InvalidInput(format!(
+                        "{}: {} invocations exceed the 2D dispatch limit",
+                        j.entry, j.threads
+                    )));
+                }
+                let tw = qs.as_ref().map(|q| wgpu::ComputePassTimestampWrites {
+                    query_set: q,
+                    beginning_of_pass_write_index: if i == 0 { Some(0) } else { None },
+                    end_of_pass_write_index: if i == last { Some(1) } else { None },
+                });
+                let tw = if i == 0 || i == last { tw } else { None };
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some(j.entry),
+                    timestamp_writes: tw,
+                });
+                pass.set_pipeline(&pipes[i]);
+                pass.set_bind_group(0, &groups[i], &[]);
+                pass.dispatch_workgroups(x as u32, y as u32, 1);
+            }
+            let mut stagings = Vec::with_capacity(reads.len());
+            for (b, off, n) in reads {
+                let s = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("readback"),
+                    size: (n * 4).max(4).div_ceil(4) * 4,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                if *n > 0 {
+                    enc.copy_buffer_to_buffer(b, off * 4, &s, 0, n * 4);
+                }
+                stagings.push(s);
+            }
+            let ts = if let Some(q) = &qs {
+                let r = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("ts resolve"),
+                    size: 16,
+                    usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                });
+                let s = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("ts read"),
+                    size: 16,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                enc.resolve_query_set(q, 0..2, &r, 0);
+                enc.copy_buffer_to_buffer(&r, 0, &s, 0, 16);
+                Some(s)
+            } else {
+                None
+            };
+            self.check(what)?;
+            self.queue.submit([enc.finish()]);
+            self.check(what)?;
+            let mut all: Vec<&wgpu::Buffer> = stagings.iter().collect();
+            if let Some(s) = &ts {
+                all.push(s);
+            }
+            let status = Arc::new(Mutex::new(Vec::new()));
+            for (k, s) in all.iter().enumerate() {
+                let st = status.clone();
+                s.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+                    if let Ok(mut g) = st.lock() {
+                        g.push((k, r.map_err(|e| e.to_string())));
+                    }
+                });
+            }
+            self.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| WgpuError::gpu(what, format!("poll: {e}")))?;
+            self.check(what)?;
+            let st = status
+                .lock()
+                .map_err(|_| WgpuError::gpu(what, "poisoned lock"))?
+                .clone();
+            if st.len() != all.len() {
+                return Err(WgpuError::gpu(what, "buffer mapping did not complete"));
+            }
+            for (_, r) in &st {
+                if let Err(e) = r {
+                    return Err(WgpuError::gpu(what, format!("map_async: {e}")));
+                }
+            }
+            let mut out = Vec::with_capacity(stagings.len());
+            for (s, (_, _, n)) in stagings.iter().zip(reads) {
+                let v = s
+                    .slice(..)
+                    .get_mapped_range()
+                    .map_err(|e| WgpuError::gpu(what, format!("get_mapped_range: {e}")))?;
+                let words: &[u32] = bytemuck::cast_slice(&v);
+                out.push(words[..*n as usize].to_vec());
+                drop(v);
+                s.unmap();
+            }
+            if let Some(s) = &ts {
+                let v = s
+                    .slice(..)
+                    .get_mapped_range()
+                    .map_err(|e| WgpuError::gpu(what, format!("get_mapped_range: {e}")))?;
+                let t: &[u64] = bytemuck::cast_slice(&v);
+                let ticks = t[1].saturating_sub(t[0]);
+                let ns = ticks as f64 * self.queue.get_timestamp_period() as f64;
+                self.gpu_ns.fetch_add(ns as u64, Ordering::Relaxed);
+                drop(v);
+                s.unmap();
+            }
+            Ok(out)
+        })??;
+        self.check(what)?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,935 @@
+//! The wgpu backend against blst on the host: NTT, H, G1 and G2 MSM on fresh
+//! random inputs and edge cases.
+//!
+//! Without an adapter every test prints that it was skipped and passes,
+//! unless CROSSGROTH_REQUIRE_WGPU=1 (then it fails). Sizes go up to
+//! 2^CROSSGROTH_WGPU_TEST_LOG (default 12; raise it on a real GPU).
+//! CROSSGROTH_WGPU_ADAPTER picks the adapter by name substring.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use blst::*;
+use crossgroth_wgpu::*;
+use rand::{Rng, SeedableRng};
+
+// ------------------------------------------------------------------ setup
+
+fn require() -> bool {
+    std::env::var("CROSSGROTH_REQUIRE_WGPU")
+        .map(|v| v == "1")
+        .unwrap_or(false)
+}
+
+fn max_log() -> u32 {
+    std::env::var("CROSSGROTH_WGPU_TEST_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(12)
+}
+
+/// Mesa's llvmpipe (lavapipe, CI's software Vulkan) spends minutes in LLVM's
+/// optimiser on the elliptic-curve kernels; `GALLIVM_PERF=nopt` skips it
+/// (seconds instead), at some cost in run time. Set before any wgpu call,
+/// unless the caller chose a value; real GPUs ignore it.
+fn init_env() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("GALLIVM_PERF").is_none() {
+            std::env::set_var("GALLIVM_PERF", "nopt");
+        }
+    });
+}
+
+/// Ok(None): no adapter (skipped, unless CROSSGROTH_REQUIRE_WGPU=1);
+/// Err: the adapter is there but the backend or its pipelines failed.
+fn make(opts: Options) -> Result<Option<WgpuBackend>, String> {
+    init_env();
+    match WgpuBackend::with_options(opts) {
+        Ok(b) => {
+            let t = Instant::now();
+            if let Err(e) = b.warm_up() {
+                return Err(format!(
+                    "warm_up failed on {} (allow_int64 = {}): {e}",
+                    b.info(),
+                    opts.allow_int64
+                ));
+            }
+            eprintln!(
+                "wgpu backend: {} (allow_int64 = {}); pipelines built in {:.2?}",
+                b.info(),
+                opts.allow_int64,
+                t.elapsed()
+            );
+            Ok(Some(b))
+        }
+        Err(WgpuError::Unavailable(e)) => {
+            if require() {
+                return Err(format!(
+                    "CROSSGROTH_REQUIRE_WGPU=1 but wgpu is unavailable: {e}"
+                ));
+            }
+            // Straight to the stderr handle: the harness captures eprintln!
+            // of passing tests, and a skip must be seen.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n*** SKIPPED: crossgroth-wgpu shader tests did not run: {e} \
+                 (set CROSSGROTH_REQUIRE_WGPU=1 to make this a failure) ***\n"
+            );
+            Ok(None)
+        }
+        Err(e) => Err(format!(
+            "backend creation failed (allow_int64 = {}): {e}",
+            opts.allow_int64
+        )),
+    }
+}
+
+/// Which paths to test: CROSSGROTH_WGPU_TEST_PATHS = both (default) | int64 | portable.
+fn wanted(int64: bool) -> bool {
+    match std::env::var("CROSSGROTH_WGPU_TEST_PATHS").as_deref() {
+        Ok("int64") => int64,
+        Ok("portable") => !int64,
+        _ => true,
+    }
+}
+
+struct Backends {
+    ok: Vec<WgpuBackend>,
+    errors: Vec<String>,
+}
+
+/// The backends under test, shared by the tests: the default one
+/// (SHADER_INT64 field code where the adapter has it) and, where that one
+/// uses SHADER_INT64, a second one forced onto the portable u32 code. A
+/// backend that fails to build is reported by `backends_build` and skipped
+/// by the other tests, so one path's failure does not hide the other's results.
+fn all_backends() -> &'static Backends {
+    static B: OnceLock<Backends> = OnceLock::new();
+    B.get_or_init(|| {
+        let mut bs = Backends {
+            ok: Vec::new(),
+            errors: Vec::new(),
+        };
+        let try_make = |opts: Options, bs: &mut Backends| match make(opts) {
+            Ok(Some(b)) => bs.ok.push(b),
+            Ok(None) => {}
+            Err(e) => {
+                eprintln!("*** {e}");
+                bs.errors.push(e)
+            }
+        };
+        try_make(Options::default(), &mut bs);
+        let int64 = bs.ok.first().map(|b| b.uses_int64()).unwrap_or(false);
+        if int64 {
+            try_make(Options { allow_int64: false }, &mut bs);
+        } else if !bs.ok.is_empty() {
+            eprintln!("(the adapter has no SHADER_INT64: only the portable path is tested)");
+        }
+        bs.ok.retain(|b| wanted(b.uses_int64()));
+        bs
+    })
+}
+
+fn backends() -> &'static [WgpuBackend] {
+    &all_backends().ok
+}
+
+#[test]
+fn backends_build() {
+    let bs = all_backends();
+    for b in &bs.ok {
+        eprintln!("tested path: {} on {}", path(b), b.info());
+    }
+    assert!(bs.errors.is_empty(), "backend failures: {:#?}", bs.errors);
+}
+
+fn path(b: &WgpuBackend) -> &'static str {
+    if b.uses_int64() {
+        "int64"
+    } else {
+        "portable"
+    }
+}
+
+fn rng(tag: u64) -> rand::rngs::StdRng {
+    let seed: u64 = rand::thread_rng().gen();
+    eprintln!("[{tag}] seed {seed:#x}");
+    rand::rngs::StdRng::seed_from_u64(seed ^ tag)
+}
+
+// ------------------------------------------------------------------ Fr
+
+const R_MINUS_1: [u64; 4] = [
+    0xffffffff00000000,
+    0x53bda402fffe5bfe,
+    0x3339d80809a1d805,
+    0x73eda753299d7d48,
+];
+
+fn fr(l: [u64; 4]) -> blst_fr {
+    let mut r = blst_fr::default();
+    unsafe { blst_fr_from_uint64(&mut r, l.as_ptr()) };
+    r
+}
+fn fr_u(v: u64) -> blst_fr {
+    fr([v, 0, 0, 0])
+}
+fn rand_fr(r: &mut impl Rng) -> blst_fr {
+    fr([r.gen(), r.gen(), r.gen(), r.gen::<u64>() >> 2])
+}
+fn mul(a: &blst_fr, b: &blst_fr) -> blst_fr {
+    let mut o = blst_fr::default();
+    unsafe { blst_fr_mul(&mut o, a, b) };
+    o
+}
+fn add(a: &blst_fr, b: &blst_fr) -> blst_fr {
+    let mut o = blst_fr::default();
+    unsafe { blst_fr_add(&mut o, a, b) };
+    o
+}
+fn sub(a: &blst_fr, b: &blst_fr) -> blst_fr {
+    let mut o = blst_fr::default();
+    unsafe { blst_fr_sub(&mut o, a, b) };
+    o
+}
+fn inv(a: &blst_fr) -> blst_fr {
+    let mut o = blst_fr::default();
+    unsafe { blst_fr_inverse(&mut o, a) };
+    o
+}
+fn pow(a: &blst_fr, mut e: u64) -> blst_fr {
+    let (mut r, mut b) = (fr_u(1), *a);
+    while e > 0 {
+        if e & 1 == 1 {
+            r = mul(&r, &b);
+        }
+        b = mul(&b, &b);
+        e >>= 1;
+    }
+    r
+}
+fn omega(log_n: u32) -> blst_fr {
+    let mut w = fr([
+        0x3829971f439f0d2b,
+        0xb63683508c2280b9,
+        0xd09b681922c813b4,
+        0x16a2a19edfe81f20,
+    ]);
+    for _ in log_n..32 {
+        w = mul(&w, &w);
+    }
+    w
+}
+
+/// Host reference: bellperson's radix-2 FFT (serial), then × n^-1 if inverse.
+fn cpu_ntt(a: &mut [blst_fr], log_n: u32, inverse: bool) {
+    let n = a.len();
+    let mut w = omega(log_n);
+    if inverse {
+        w = inv(&w);
+    }
+    for k in 0..n {
+        let rk = k.reverse_bits() >> (usize::BITS - log_n);
+        if k < rk && log_n > 0 {
+            a.swap(rk, k);
+        }
+    }
+    let mut m = 1;
+    for _ in 0..log_n {
+        let w_m = pow(&w, (n / (2 * m)) as u64);
+        let mut k = 0;
+        while k < n {
+            let mut wj = fr_u(1);
+            for j in 0..m {
+                let t = mul(&a[k + j + m], &wj);
+                a[k + j + m] = sub(&a[k + j], &t);
+                a[k + j] = add(&a[k + j], &t);
+                wj = mul(&wj, &w_m);
+            }
+            k += 2 * m;
+        }
+        m *= 2;
+    }
+    if inverse {
+        let ninv = inv(&fr_u(n as u64));
+        for x in a.iter_mut() {
+            *x = mul(x, &ninv);
+        }
+    }
+}
+
+/// Host reference for H, step by step as bellperson does it.
+fn cpu_h(a: &[blst_fr], b: &[blst_fr], c: &[blst_fr], log_m: u32) -> Vec<blst_fr> {
+    let m = 1usize << log_m;
+    let g = fr_u(7);
+    let prep = |v: &[blst_fr]| {
+        let mut x = v.to_vec();
+        x.resize(m, blst_fr::default());
+        cpu_ntt(&mut x, log_m, true);
+        let mut gi = fr_u(1);
+        for e in x.iter_mut() {
+            *e = mul(e, &gi);
+            gi = mul(&gi, &g);
+        }
+        cpu_ntt(&mut x, log_m, false);
+        x
+    };
+    let (mut xa, xb, xc) = (prep(a), prep(b), prep(c));
+    let zinv = inv(&sub(&pow(&g, m as u64), &fr_u(1)));
+    for i in 0..m {
+        xa[i] = mul(&sub(&mul(&xa[i], &xb[i]), &xc[i]), &zinv);
+    }
+    cpu_ntt(&mut xa, log_m, true);
+    let ginv = inv(&g);
+    let mut gi = fr_u(1);
+    for e in xa.iter_mut() {
+        *e = mul(e, &gi);
+        gi = mul(&gi, &ginv);
+    }
+    xa.truncate(m - 1);
+    xa
+}
+
+fn edge_vec(r: &mut impl Rng, n: usize) -> Vec<blst_fr> {
+    (0..n)
+        .map(|i| match i % 7 {
+            0 => fr_u(0),
+            1 => fr_u(1),
+            2 => fr(R_MINUS_1),
+            _ => rand_fr(r),
+        })
+        .collect()
+}
+
+// ------------------------------------------------------------------ points
+
+fn scalar_bytes(s: &blst_fr) -> [u8; 32] {
+    let mut sc = blst_scalar::default();
+    unsafe { blst_scalar_from_fr(&mut sc, s) };
+    sc.b
+}
+
+/// n G1 bases: a random chain P_i = P_{i-1} + Q, with identity and repeated
+/// points mixed in when `edges`.
+fn g1_bases(r: &mut impl Rng, n: usize, edges: bool) -> Vec<blst_p1_affine> {
+    let g = unsafe { *blst_p1_generator() };
+    let mul_g = |s: &blst_fr| {
+        let mut p = blst_p1::default();
+        unsafe { blst_p1_mult(&mut p, &g, scalar_bytes(s).as_ptr(), 255) };
+        p
+    };
+    let q = mul_g(&rand_fr(r));
+    let mut p = mul_g(&rand_fr(r));
+    let mut v = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut a = blst_p1_affine::default();
+        unsafe { blst_p1_to_affine(&mut a, &p) };
+        if edges && i % 11 == 5 {
+            v.push(blst_p1_affine::default()); // identity
+        } else if edges && i % 11 == 7 && i > 0 {
+            v.push(v[i - 1]); // repeated
+        } else {
+            v.push(a);
+        }
+        unsafe { blst_p1_add_or_double(&mut p, &p, &q) };
+    }
+    v
+}
+
+fn g2_bases(r: &mut impl Rng, n: usize, edges: bool) -> Vec<blst_p2_affine> {
+    let g = unsafe { *blst_p2_generator() };
+    let mul_g = |s: &blst_fr| {
+        let mut p = blst_p2::default();
+        unsafe { blst_p2_mult(&mut p, &g, scalar_bytes(s).as_ptr(), 255) };
+        p
+    };
+    let q = mul_g(&rand_fr(r));
+    let mut p = mul_g(&rand_fr(r));
+    let mut v = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut a = blst_p2_affine::default();
+        unsafe { blst_p2_to_affine(&mut a, &p) };
+        if edges && i % 11 == 5 {
+            v.push(blst_p2_affine::default());
+        } else if edges && i % 11 == 7 && i > 0 {
+            v.push(v[i - 1]);
+        } else {
+            v.push(a);
+        }
+        unsafe { blst_p2_add_or_double(&mut p, &p, &q) };
+    }
+    v
+}
+
+/// (scalar, base index) pairs an MSM with this density should sum.
+fn pairs(n_scalars: usize, density: Option<&[u64]>) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut rank = 0;
+    for i in 0..n_scalars {
+        match density {
+            None => out.push((i, i)),
+            Some(d) => {
+                if (d[i / 64] >> (i % 64)) & 1 == 1 {
+                    out.push((i, rank));
+                    rank += 1;
+                }
+            }
+        }
+    }
+    out
+}
+
+fn cpu_msm_g1(b: &[blst_p1_affine], s: &[blst_fr], d: Option<&[u64]>) -> blst_p1 {
+    let mut acc = blst_p1::default();
+    for (i, k) in pairs(s.len(), d) {
+        let mut p = blst_p1::default();
+        let mut t = blst_p1::default();
+        unsafe {
+            blst_p1_from_affine(&mut p, &b[k]);
+            blst_p1_mult(&mut t, &p, scalar_bytes(&s[i]).as_ptr(), 255);
+            blst_p1_add_or_double(&mut acc, &acc, &t);
+        }
+    }
+    acc
+}
+
+fn cpu_msm_g2(b: &[blst_p2_affine], s: &[blst_fr], d: Option<&[u64]>) -> blst_p2 {
+    let mut acc = blst_p2::default();
+    for (i, k) in pairs(s.len(), d) {
+        let mut p = blst_p2::default();
+        let mut t = blst_p2::default();
+        unsafe {
+            blst_p2_from_affine(&mut p, &b[k]);
+            blst_p2_mult(&mut t, &p, scalar_bytes(&s[i]).as_ptr(), 255);
+            blst_p2_add_or_double(&mut acc, &acc, &t);
+        }
+    }
+    acc
+}
+
+fn eq1(a: &blst_p1, b: &blst_p1) -> bool {
+    unsafe { blst_p1_is_equal(a, b) }
+}
+fn eq2(a: &blst_p2, b: &blst_p2) -> bool {
+    unsafe { blst_p2_is_equal(a, b) }
+}
+
+fn density_of(r: &mut impl Rng, n: usize, p: f64) -> (Vec<u64>, usize) {
+    let mut d = vec![0u64; n.div_ceil(64).max(1)];
+    let mut count = 0;
+    for i in 0..n {
+        if r.gen_bool(p) {
+            d[i / 64] |= 1 << (i % 64);
+            count += 1;
+        }
+    }
+    (d, count)
+}
+
+// ------------------------------------------------------------------ tests
+
+#[allow(dead_code)]
+fn assert_send_sync<T: Send + Sync + 'static>() {}
+#[allow(dead_code)]
+fn api_types_are_send_sync() {
+    assert_send_sync::<WgpuBackend>();
+    assert_send_sync::<G1Bases>();
+    assert_send_sync::<G2Bases>();
+    assert_send_sync::<WgpuError>();
+}
+
+#[test]
+fn adapter_and_errors() {
+    init_env();
+    match probe() {
+        Ok(list) => {
+            for a in &list {
+                eprintln!("adapter: {a:?}");
+            }
+        }
+        Err(e) => eprintln!("probe: {e}"),
+    }
+    let Some(b) = backends().first() else { return };
+    eprintln!("info: {}", b.info());
+    // Bad input is an error, not a panic.
+    let mut v = vec![fr_u(1); 3];
+    assert!(matches!(
+        b.ntt(&mut v, 2, false),
+        Err(WgpuError::InvalidInput(_))
+    ));
+    assert!(matches!(
+        b.ntt(&mut v, 40, false),
+        Err(WgpuError::InvalidInput(_))
+    ));
+    let bases = b.upload_g1_bases(&g1_bases(&mut rng(1), 4, false)).unwrap();
+    assert_eq!(bases.len(), 4);
+    let s = vec![fr_u(5); 5];
+    assert!(matches!(
+        b.msm_g1(&bases, &s, None),
+        Err(WgpuError::InvalidInput(_))
+    ));
+    // density with more set bits than bases
+    assert!(matches!(
+        b.msm_g1(&bases, &s, Some(&[0x1f])),
+        Err(WgpuError::InvalidInput(_))
+    ));
+    // density too short for the scalars
+    let s100 = vec![fr_u(5); 100];
+    assert!(matches!(
+        b.msm_g1(&bases, &s100, Some(&[1])),
+        Err(WgpuError::InvalidInput(_))
+    ));
+    assert!(matches!(
+        b.compute_h(&[fr_u(1); 5], &[], &[], 2),
+        Err(WgpuError::InvalidInput(_))
+    ));
+    // Too large for the adapter: an error, not a panic or an abort.
+    assert!(b.ntt(&mut [], 27, false).is_err());
+    // Empty inputs.
+    assert!(eq1(
+        &b.msm_g1(&bases, &[], None).unwrap(),
+        &blst_p1::default()
+    ));
+    assert!(b.compute_h(&[], &[], &[], 0).unwrap().is_empty());
+    let mut one = vec![fr_u(9)];
+    b.ntt(&mut one, 0, true).unwrap();
+    assert_eq!(one[0].l, fr_u(9).l);
+}
+
+#[test]
+fn ntt_matches_cpu() {
+    for b in backends() {
+        ntt_matches_cpu_on(b);
+    }
+}
+
+fn ntt_matches_cpu_on(b: &WgpuBackend) {
+    eprintln!("--- ntt_matches_cpu on the {} path", path(b));
+    let mut r = rng(2);
+    let mut logs: Vec<u32> = vec![1, 2, 3, 4, 5, 7, 10];
+    logs.push(max_log());
+    for log_n in logs {
+        let n = 1usize << log_n;
+        let x: Vec<blst_fr> = if log_n % 2 == 0 {
+            edge_vec(&mut r, n)
+        } else {
+            (0..n).map(|_| rand_fr(&mut r)).collect()
+        };
+        for inverse in [false, true] {
+            let mut want = x.clone();
+            cpu_ntt(&mut want, log_n, inverse);
+            let mut got = x.clone();
+            let ((), t) = b.time(|b| b.ntt(&mut got, log_n, inverse)).unwrap();
+            assert!(
+                got.iter().zip(&want).all(|(a, b)| a.l == b.l),
+                "ntt 2^{log_n} inverse={inverse} differs from the CPU"
+            );
+            eprintln!("ntt 2^{log_n} inverse={inverse}: ok (gpu {t:.2?})");
+        }
+        // round trip
+        let mut y = x.clone();
+        b.ntt(&mut y, log_n, false).unwrap();
+        b.ntt(&mut y, log_n, true).unwrap();
+        assert!(
+            y.iter().zip(&x).all(|(a, b)| a.l == b.l),
+            "ntt round trip 2^{log_n}"
+        );
+    }
+}
+
+#[test]
+fn compute_h_matches_cpu() {
+    for b in backends() {
+        compute_h_matches_cpu_on(b);
+    }
+}
+
+fn compute_h_matches_cpu_on(b: &WgpuBackend) {
+    eprintln!("--- compute_h_matches_cpu on the {} path", path(b));
+    let mut r = rng(3);
+    let ml = max_log();
+    for (log_m, n) in [
+        (1u32, 1usize),
+        (1, 2),
+        (2, 3),
+        (3, 5),
+        (5, 32),
+        (8, 200),
+        (ml, (1usize << ml) - 3),
+    ] {
+        let mk = |r: &mut rand::rngs::StdRng| -> Vec<blst_fr> { edge_vec(r, n) };
+        let (a, bb, c) = (mk(&mut r), mk(&mut r), mk(&mut r));
+        // a satisfied-looking witness too: c = a*b
+        let c2: Vec<blst_fr> = a.iter().zip(&bb).map(|(x, y)| mul(x, y)).collect();
+        for cc in [&c, &c2] {
+            let want = cpu_h(&a, &bb, cc, log_m);
+            let (got, t) = b.time(|b| b.compute_h(&a, &bb, cc, log_m)).unwrap();
+            assert_eq!(got.len(), want.len());
+            assert!(
+                got.iter().zip(&want).all(|(x, y)| x.l == y.l),
+                "compute_h 2^{log_m} (n = {n}) differs from the CPU"
+            );
+            eprintln!("compute_h 2^{log_m} n={n}: ok (gpu {t:.2?})");
+        }
+    }
+    // shorter b and c than a
+    let a: Vec<blst_fr> = (0..13).map(|_| rand_fr(&mut r)).collect();
+    let bb: Vec<blst_fr> = (0..7).map(|_| rand_fr(&mut r)).collect();
+    let want = cpu_h(&a, &bb, &[], 4);
+    let got = b.compute_h(&a, &bb, &[], 4).unwrap();
+    assert!(got.iter().zip(&want).all(|(x, y)| x.l == y.l));
+}
+
+fn check_g1(
+    b: &WgpuBackend,
+    bases: &[blst_p1_affine],
+    dev: &G1Bases,
+    s: &[blst_fr],
+    d: Option<&[u64]>,
+    what: &str,
+) {
+    let want = cpu_msm_g1(bases, s, d);
+    let (got, t) = b.time(|b| b.msm_g1(dev, s, d)).unwrap();
+    assert!(eq1(&got, &want), "G1 MSM {what} differs from blst");
+    eprintln!("G1 MSM {what}: ok (gpu {t:.2?})");
+}
+
+fn check_g2(
+    b: &WgpuBackend,
+    bases: &[blst_p2_affine],
+    dev: &G2Bases,
+    s: &[blst_fr],
+    d: Option<&[u64]>,
+    what: &str,
+) {
+    let want = cpu_msm_g2(bases, s, d);
+    let (got, t) = b.time(|b| b.msm_g2(dev, s, d)).unwrap();
+    assert!(eq2(&got, &want), "G2 MSM {what} differs from blst");
+    eprintln!("G2 MSM {what}: ok (gpu {t:.2?})");
+}
+
+#[test]
+fn msm_g1_matches_blst() {
+    for b in backends() {
+        msm_g1_matches_blst_on(b);
+    }
+}
+
+fn msm_g1_matches_blst_on(b: &WgpuBackend) {
+    eprintln!("--- msm_g1_matches_blst on the {} path", path(b));
+    let mut r = rng(4);
+    let nmax = (1usize << max_log()).max(1024);
+    let bases = g1_bases(&mut r, nmax, false);
+    let dev = b.upload_g1_bases(&bases).unwrap();
+    for n in [1usize, 2, 3, 17, 100, 1000, nmax] {
+        let s: Vec<blst_fr> = (0..n).map(|_| rand_fr(&mut r)).collect();
+        check_g1(b, &bases, &dev, &s, None, &format!("random n={n}"));
+    }
+    // fewer scalars than bases, mixed edge scalars
+    let s = edge_vec(&mut r, 777);
+    check_g1(b, &bases, &dev, &s, None, "edge scalars n=777");
+}
+
+#[test]
+fn msm_g1_edge_cases() {
+    for b in backends() {
+        msm_g1_edge_cases_on(b);
+    }
+}
+
+fn msm_g1_edge_cases_on(b: &WgpuBackend) {
+    eprintln!("--- msm_g1_edge_cases on the {} path", path(b));
+    let mut r = rng(5);
+    let n = 600;
+    let bases = g1_bases(&mut r, n, true); // identities and repeats
+    let dev = b.upload_g1_bases(&bases).unwrap();
+    check_g1(b, &bases, &dev, &vec![fr_u(0); n], None, "all zero");
+    check_g1(b, &bases, &dev, &vec![fr_u(1); n], None, "all one");
+    check_g1(b, &bases, &dev, &vec![fr(R_MINUS_1); n], None, "all r-1");
+    check_g1(b, &bases, &dev, &vec![fr_u(2); n], None, "all two");
+    let same = rand_fr(&mut r);
+    check_g1(b, &bases, &dev, &vec![same; n], None, "all equal");
+    check_g1(
+        b,
+        &bases,
+        &dev,
+        &edge_vec(&mut r, n),
+        None,
+        "mixed, identity and repeated bases",
+    );
+    // The same base many times (bucket doublings): P, P, P, ... with equal scalars.
+    let rep = vec![bases[0]; 300];
+    let drep = b.upload_g1_bases(&rep).unwrap();
+    check_g1(
+        b,
+        &rep,
+        &drep,
+        &vec![same; 300],
+        None,
+        "repeated base, equal scalars",
+    );
+    check_g1(
+        b,
+        &rep,
+        &drep,
+        &edge_vec(&mut r, 300),
+        None,
+        "repeated base",
+    );
+    // P and -P cancel in one bucket.
+    let mut neg = bases[0];
+    unsafe {
+        let mut p = blst_p1::default();
+        blst_p1_from_affine(&mut p, &bases[0]);
+        blst_p1_cneg(&mut p, true);
+        blst_p1_to_affine(&mut neg, &p);
+    }
+    let pm = vec![bases[0], neg, bases[1]];
+    let dpm = b.upload_g1_bases(&pm).unwrap();
+    check_g1(b, &pm, &dpm, &[same, same, same], None, "P + (-P)");
+    // Densities: empty, full, random; scalars cover more variables than bases.
+    let nv = 1500;
+    let s = edge_vec(&mut r, nv);
+    check_g1(
+        b,
+        &bases,
+        &dev,
+        &s,
+        Some(&vec![0u64; nv.div_ceil(64)]),
+        "empty density",
+    );
+    let (d, cnt) = density_of(&mut r, nv, 0.3);
+    assert!(cnt <= n);
+    check_g1(
+        b,
+        &bases,
+        &dev,
+        &s,
+        Some(&d),
+        &format!("random density ({cnt} of {nv})"),
+    );
+    let full = vec![u64::MAX; 600usize.div_ceil(64)];
+    check_g1(b, &bases, &dev, &s[..600], Some(&full), "full density");
+    // Bits beyond scalars.len() are ignored.
+    let mut dx = d.clone();
+    *dx.last_mut().unwrap() |= !0u64 << (nv % 64);
+    let want = cpu_msm_g1(&bases, &s, Some(&d));
+    assert!(
+        eq1(&b.msm_g1(&dev, &s, Some(&dx)).unwrap(), &want),
+        "density bits beyond the scalars must be ignored"
+    );
+    let dense_s: Vec<blst_fr> = (0..nv).map(|_| rand_fr(&mut r)).collect();
+    check_g1(
+        b,
+        &bases,
+        &dev,
+        &dense_s,
+        Some(&d),
+        "random density, random scalars",
+    );
+}
+
+#[test]
+fn msm_g2_matches_blst() {
+    for b in backends() {
+        msm_g2_matches_blst_on(b);
+    }
+}
+
+fn msm_g2_matches_blst_on(b: &WgpuBackend) {
+    eprintln!("--- msm_g2_matches_blst on the {} path", path(b));
+    let mut r = rng(6);
+    let nmax = (1usize << max_log().saturating_sub(1)).max(512);
+    let bases = g2_bases(&mut r, nmax, true);
+    let dev = b.upload_g2_bases(&bases).unwrap();
+    for n in [1usize, 5, 100, nmax] {
+        let s: Vec<blst_fr> = (0..n).map(|_| rand_fr(&mut r)).collect();
+        check_g2(
+            b,
+            &bases,
+            &dev,
+            &s,
+            None,
+            &format!("random n={n} (identity/repeated bases)"),
+        );
+    }
+    let n = 300;
+    check_g2(b, &bases, &dev, &vec![fr_u(0); n], None, "all zero");
+    check_g2(b, &bases, &dev, &vec![fr_u(1); n], None, "all one");
+    check_g2(b, &bases, &dev, &vec![fr(R_MINUS_1); n], None, "all r-1");
+    check_g2(b, &bases, &dev, &edge_vec(&mut r, n), None, "edge scalars");
+    let rep = vec![bases[0]; 64];
+    let drep = b.upload_g2_bases(&rep).unwrap();
+    let same = rand_fr(&mut r);
+    check_g2(
+        b,
+        &rep,
+        &drep,
+        &vec![same; 64],
+        None,
+        "repeated base, equal scalars",
+    );
+    let nv = 700;
+    let s = edge_vec(&mut r, nv);
+    let (d, _) = density_of(&mut r, nv, 0.4);
+    check_g2(b, &bases, &dev, &s, Some(&d), "random density");
+    check_g2(b, &bases, &dev, &s, Some(&[0u64; 11]), "empty density");
+}
+
+// ------------------------------------------------------------------ large sizes
+
+fn bench_log() -> u32 {
+    std::env::var("CROSSGROTH_WGPU_BENCH_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20)
+}
+
+fn g1_chain(r: &mut impl Rng, n: usize) -> Vec<blst_p1_affine> {
+    let g = unsafe { *blst_p1_generator() };
+    let mut q = blst_p1::default();
+    let mut p = blst_p1::default();
+    unsafe {
+        blst_p1_mult(&mut q, &g, scalar_bytes(&rand_fr(r)).as_ptr(), 255);
+        blst_p1_mult(&mut p, &g, scalar_bytes(&rand_fr(r)).as_ptr(), 255);
+    }
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        v.push(p);
+        unsafe { blst_p1_add_or_double(&mut p, &p, &q) };
+    }
+    p1_affines::from(&v).as_slice().to_vec()
+}
+
+fn g2_chain(r: &mut impl Rng, n: usize) -> Vec<blst_p2_affine> {
+    let g = unsafe { *blst_p2_generator() };
+    let mut q = blst_p2::default();
+    let mut p = blst_p2::default();
+    unsafe {
+        blst_p2_mult(&mut q, &g, scalar_bytes(&rand_fr(r)).as_ptr(), 255);
+        blst_p2_mult(&mut p, &g, scalar_bytes(&rand_fr(r)).as_ptr(), 255);
+    }
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        v.push(p);
+        unsafe { blst_p2_add_or_double(&mut p, &p, &q) };
+    }
+    p2_affines::from(&v).as_slice().to_vec()
+}
+
+fn bytes_of(s: &[blst_fr]) -> Vec<u8> {
+    s.iter().flat_map(scalar_bytes).collect()
+}
+
+/// Large sizes with timings (GPU time from timestamp queries, then wall
+/// time), each result checked against blst. For a real GPU:
+/// `--ignored large_sizes_timed`, size 2^CROSSGROTH_WGPU_BENCH_LOG (20).
+#[test]
+#[ignore]
+fn large_sizes_timed() {
+    use blst::MultiPoint;
+    let log = bench_log();
+    let n = 1usize << log;
+    let mut r = rng(9);
+    let t = Instant::now();
+    let b1 = g1_chain(&mut r, n);
+    let n2 = n / 4;
+    let b2 = g2_chain(&mut r, n2);
+    let uni: Vec<blst_fr> = (0..n).map(|_| rand_fr(&mut r)).collect();
+    // Groth16-like: 45% zero, 45% one, 10% random.
+    let g16: Vec<blst_fr> = (0..n)
+        .map(|_| match r.gen_range(0..20) {
+            0..=8 => fr_u(0),
+            9..=17 => fr_u(1),
+            _ => rand_fr(&mut r),
+        })
+        .collect();
+    let want_uni = b1.as_slice().mult(&bytes_of(&uni), 255);
+    let want_g16 = b1.as_slice().mult(&bytes_of(&g16), 255);
+    let want_g2 = b2.as_slice().mult(&bytes_of(&uni[..n2]), 255);
+    let mut ntt_want = uni.clone();
+    cpu_ntt(&mut ntt_want, log, false);
+    let hn = n - n / 3;
+    let h_want = cpu_h(&uni[..hn], &g16[..hn], &uni[n - hn..], log);
+    eprintln!("inputs and blst references in {:.2?}", t.elapsed());
+    for b in backends() {
+        let p = path(b);
+        let t = Instant::now();
+        let d1 = b.upload_g1_bases(&b1).unwrap();
+        let d2 = b.upload_g2_bases(&b2).unwrap();
+        eprintln!(
+            "bench [{p}] upload 2^{log} G1 + 2^{} G2 bases: wall {:.2?}",
+            log - 2,
+            t.elapsed()
+        );
+        for rep in 0..2 {
+            let t = Instant::now();
+            let (got, gt) = b.time(|b| b.msm_g1(&d1, &uni, None)).unwrap();
+            assert!(
+                eq1(&got, &want_uni),
+                "[{p}] G1 MSM 2^{log} uniform differs from blst"
+            );
+            eprintln!(
+                "bench [{p}] G1 MSM 2^{log} uniform (run {rep}): gpu {gt:.2?}, wall {:.2?}",
+                t.elapsed()
+            );
+        }
+        let t = Instant::now();
+        let (got, gt) = b.time(|b| b.msm_g1(&d1, &g16, None)).unwrap();
+        assert!(
+            eq1(&got, &want_g16),
+            "[{p}] G1 MSM 2^{log} groth16-like differs from blst"
+        );
+        eprintln!(
+            "bench [{p}] G1 MSM 2^{log} 90% zero/one: gpu {gt:.2?}, wall {:.2?}",
+            t.elapsed()
+        );
+        for rep in 0..2 {
+            let t = Instant::now();
+            let (got, gt) = b.time(|b| b.msm_g2(&d2, &uni[..n2], None)).unwrap();
+            assert!(
+                eq2(&got, &want_g2),
+                "[{p}] G2 MSM 2^{} differs from blst",
+                log - 2
+            );
+            eprintln!(
+                "bench [{p}] G2 MSM 2^{} uniform (run {rep}): gpu {gt:.2?}, wall {:.2?}",
+                log - 2,
+                t.elapsed()
+            );
+        }
+        for rep in 0..2 {
+            let mut x = uni.clone();
+            let t = Instant::now();
+            let (_, gt) = b.time(|b| b.ntt(&mut x, log, false)).unwrap();
+            assert!(
+                x.iter().zip(&ntt_want).all(|(a, c)| a.l == c.l),
+                "[{p}] NTT 2^{log} differs"
+            );
+            eprintln!(
+                "bench [{p}] NTT 2^{log} (run {rep}): gpu {gt:.2?}, wall {:.2?}",
+                t.elapsed()
+            );
+        }
+        for rep in 0..2 {
+            let t = Instant::now();
+            let (h, gt) = b
+                .time(|b| b.compute_h(&uni[..hn], &g16[..hn], &uni[n - hn..], log))
+                .unwrap();
+            assert!(
+                h.iter().zip(&h_want).all(|(a, c)| a.l == c.l),
+                "[{p}] H 2^{log} differs"
+            );
+            eprintln!(
+                "bench [{p}] compute_h 2^{log} (run {rep}): gpu {gt:.2?}, wall {:.2?}",
+                t.elapsed()
+            );
+        }
+        eprintln!(
+            "bench [{p}] pipeline creation total {:.2?}",
+            b.compile_time()
+        );
+    }
+}
