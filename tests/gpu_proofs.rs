@@ -1,6 +1,7 @@
 //! Whole proofs on the GPU backends, byte-identical to the cpu backend. Without a
 //! device these tests say loudly that they were skipped; `CROSSGROTH_REQUIRE_CUDA=1`
-//! turns a missing CUDA device into a failure. `CROSSGROTH_GPU_PROOF_MAX_LOG` raises
+//! and `CROSSGROTH_REQUIRE_WGPU=1` turn a missing device into a failure (CI sets
+//! the second: it runs the wgpu backend on Mesa's lavapipe). `CROSSGROTH_GPU_PROOF_MAX_LOG` raises
 //! the largest squaring chain proved (default 2^14; the GPU test script uses 2^20).
 
 mod common;
@@ -8,7 +9,7 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use crossgroth::backend::{Backend, CpuBackend, CudaBackend};
+use crossgroth::backend::{Backend, CpuBackend, CudaBackend, WgpuBackend, WgpuOptions};
 use crossgroth::groth16::{self, Prover};
 use crossgroth::synthesis::synthesize;
 
@@ -71,5 +72,30 @@ fn cuda_proofs_match_cpu() {
     }
     for log in (10..=max_log).step_by(2) {
         same_proofs_as_cpu(&gpu, &format!("chain:{log}"));
+    }
+}
+
+fn wgpu(allow_int64: bool) -> Option<Arc<dyn Backend>> {
+    match WgpuBackend::open_with(WgpuOptions { allow_int64 }) {
+        Ok(b) => Some(Arc::new(b)),
+        Err(e) => {
+            if std::env::var("CROSSGROTH_REQUIRE_WGPU").as_deref() == Ok("1") {
+                panic!("CROSSGROTH_REQUIRE_WGPU=1 but {e}");
+            }
+            eprintln!("SKIPPED: wgpu proof tests, {e}");
+            None
+        }
+    }
+}
+
+/// Both WGSL paths: SHADER_INT64 (where the adapter has it) and portable u32.
+#[test]
+fn wgpu_proofs_match_cpu() {
+    for allow_int64 in [true, false] {
+        let Some(gpu) = wgpu(allow_int64) else { return };
+        eprintln!("wgpu device: {}", gpu.device());
+        for s in ["cubic", "sha256:64"] {
+            same_proofs_as_cpu(&gpu, s);
+        }
     }
 }

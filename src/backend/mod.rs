@@ -19,7 +19,7 @@ use crate::synthesis::Assignment;
 use crate::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 
 pub use cpu::CpuBackend;
-pub use gpu::{CudaBackend, WgpuBackend};
+pub use gpu::{CudaBackend, DeviceApi, GpuBackend, WgpuBackend, WgpuOptions};
 pub use select::{available_backends, open_backend, open_backends, BackendKind, BackendReport};
 
 /// A set of G1 bases prepared by a backend (resident on its device where it has one).

@@ -10,7 +10,7 @@ pub enum BackendKind {
     Cpu,
     Cuda,
     Wgpu,
-    /// The fastest available: cuda, then wgpu, then cpu.
+    /// The fastest available: cuda, then wgpu on a hardware adapter, then cpu.
     Auto,
 }
 
@@ -34,10 +34,11 @@ pub fn open_backend(kind: BackendKind) -> Result<Arc<dyn Backend>> {
         BackendKind::Auto => {
             if let Ok(b) = CudaBackend::open() {
                 Arc::new(b)
-            } else if let Ok(b) = WgpuBackend::open() {
-                Arc::new(b)
             } else {
-                Arc::new(CpuBackend)
+                match WgpuBackend::open() {
+                    Ok(b) if !b.is_software() => Arc::new(b),
+                    _ => Arc::new(CpuBackend),
+                }
             }
         }
     })
@@ -50,10 +51,7 @@ pub fn open_backends(
     kind: BackendKind,
     devices: Option<&[usize]>,
 ) -> Result<Vec<Arc<dyn Backend>>> {
-    let cuda_all = || -> Result<Vec<usize>> {
-        let found = crossgroth_cuda::probe().map_err(super::gpu::cuda::err)?;
-        Ok(found.iter().map(|d| d.ordinal).collect())
-    };
+    let cuda_all = || -> Result<Vec<usize>> { super::gpu::cuda::ordinals() };
     let open_cuda = |ordinals: Vec<usize>| -> Result<Vec<Arc<dyn Backend>>> {
         ordinals
             .into_iter()
