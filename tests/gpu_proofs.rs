@@ -76,7 +76,10 @@ fn cuda_proofs_match_cpu() {
 }
 
 fn wgpu(allow_int64: bool) -> Option<Arc<dyn Backend>> {
-    match WgpuBackend::open_with(WgpuOptions { allow_int64 }) {
+    match WgpuBackend::open_with(WgpuOptions {
+        allow_int64,
+        ..WgpuOptions::default()
+    }) {
         Ok(b) => Some(Arc::new(b)),
         Err(e) => {
             if std::env::var("CROSSGROTH_REQUIRE_WGPU").as_deref() == Ok("1") {
@@ -98,4 +101,56 @@ fn wgpu_proofs_match_cpu() {
             same_proofs_as_cpu(&gpu, s);
         }
     }
+}
+
+/// Two wgpu devices (two contexts on whichever adapter is here, lavapipe in CI)
+/// under one engine: both get work, and the proofs are the cpu backend's.
+#[test]
+fn wgpu_engine_spreads_jobs_over_two_devices() {
+    use crossgroth::backend::{open_backends, BackendKind};
+    use crossgroth::engine::{Engine, EngineConfig, Job};
+    let backends = match open_backends(BackendKind::Wgpu, Some(&[0, 0])) {
+        Ok(b) => b,
+        Err(e) => {
+            if std::env::var("CROSSGROTH_REQUIRE_WGPU").as_deref() == Ok("1") {
+                panic!("CROSSGROTH_REQUIRE_WGPU=1 but {e}");
+            }
+            eprintln!("SKIPPED: wgpu engine test, {e}");
+            return;
+        }
+    };
+    let params = Arc::new(params_for(&spec("cubic"), 1));
+    let circuits: Vec<_> = (0..8).map(|s| spec("cubic").instance(s)).collect();
+    let (r, s) = groth16::draw_randomness(8, &mut rng(2));
+    let expected = Prover::new(Arc::new(CpuBackend), params.clone())
+        .unwrap()
+        .prove_batch(circuits.clone(), &r, &s)
+        .unwrap();
+    let engine = Engine::start(
+        EngineConfig {
+            synthesis_workers: 2,
+            finalizer_workers: 2,
+            ..EngineConfig::default()
+        },
+        backends,
+    )
+    .unwrap();
+    let handles: Vec<_> = (0..8)
+        .map(|i| {
+            let job = Job::new(format!("p{i}"), params.clone(), vec![circuits[i].clone()])
+                .with_randomness(vec![r[i]], vec![s[i]]);
+            engine.submit(job).unwrap()
+        })
+        .collect();
+    let got: Vec<_> = handles
+        .into_iter()
+        .flat_map(|h| h.wait().unwrap())
+        .collect();
+    assert_eq!(got, expected);
+    let summary = engine.shutdown();
+    assert!(
+        summary.devices.iter().all(|d| d.units > 0),
+        "{:?}",
+        summary.devices
+    );
 }

@@ -45,8 +45,9 @@ pub fn open_backend(kind: BackendKind) -> Result<Arc<dyn Backend>> {
 }
 
 /// Every device of a backend kind, or the listed ordinals: one backend each, for an
-/// engine with one device worker per device. `Auto` takes every CUDA device if there
-/// is one, else the single best other backend.
+/// engine with one device worker per device. For wgpu, the devices are the adapters
+/// in `crossgroth devices` order. `Auto` takes every CUDA device if there is one,
+/// else the single best other backend.
 pub fn open_backends(
     kind: BackendKind,
     devices: Option<&[usize]>,
@@ -65,8 +66,27 @@ pub fn open_backends(
             Ok(all) if !all.is_empty() => open_cuda(list.map(|l| l.to_vec()).unwrap_or(all)),
             _ => Ok(vec![open_backend(BackendKind::Auto)?]),
         },
-        (other, Some(list)) if list != [0] => Err(crate::Error::Invalid(format!(
-            "the {other} backend has one device (0); --devices {list:?} names others"
+        (BackendKind::Wgpu, list) => {
+            let indices: Vec<usize> = match list {
+                Some(l) => l.to_vec(),
+                None => (0..crossgroth_wgpu::probe()
+                    .map_err(super::gpu::err::<crossgroth_wgpu::WgpuBackend>)?
+                    .len())
+                    .collect(),
+            };
+            indices
+                .into_iter()
+                .map(|i| {
+                    WgpuBackend::open_with(super::WgpuOptions {
+                        adapter: Some(i),
+                        ..Default::default()
+                    })
+                    .map(|b| Arc::new(b) as Arc<dyn Backend>)
+                })
+                .collect()
+        }
+        (BackendKind::Cpu, Some(list)) if list != [0] => Err(crate::Error::Invalid(format!(
+            "the cpu backend has one device (0); --devices {list:?} names others"
         ))),
         (other, _) => Ok(vec![open_backend(other)?]),
     }
@@ -100,11 +120,21 @@ pub fn available_backends() -> Vec<BackendReport> {
             status: Err(e.to_string()),
         }),
     }
-    out.push(BackendReport {
-        name: "wgpu",
-        status: open_backend(BackendKind::Wgpu)
-            .map(|b| b.device())
-            .map_err(|e| e.to_string()),
-    });
+    match crossgroth_wgpu::probe() {
+        Ok(adapters) => out.extend(adapters.iter().enumerate().map(|(i, a)| BackendReport {
+            name: "wgpu",
+            status: Ok(format!(
+                "wgpu:{i} {} ({}, {}{})",
+                a.name,
+                a.backend,
+                a.device_type,
+                if a.shader_int64 { ", SHADER_INT64" } else { "" }
+            )),
+        })),
+        Err(e) => out.push(BackendReport {
+            name: "wgpu",
+            status: Err(super::gpu::err::<crossgroth_wgpu::WgpuBackend>(e).to_string()),
+        }),
+    }
     out
 }

@@ -20,11 +20,17 @@ pub struct Options {
     /// where the adapter offers it; otherwise, or when false, the portable
     /// u32 code (13-bit limbs).
     pub allow_int64: bool,
+    /// Use the adapter at this index of [`crate::probe`]'s list instead of the
+    /// preferred one (engines with one worker per adapter open each this way).
+    pub adapter: Option<usize>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { allow_int64: true }
+        Options {
+            allow_int64: true,
+            adapter: None,
+        }
     }
 }
 
@@ -175,7 +181,7 @@ impl WgpuBackend {
     }
 
     pub fn with_options(opts: Options) -> Result<Self, WgpuError> {
-        let ctx = Ctx::new(opts.allow_int64)?;
+        let ctx = Ctx::new(opts.allow_int64, opts.adapter)?;
         Ok(WgpuBackend {
             ctx,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),

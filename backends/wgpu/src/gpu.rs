@@ -135,20 +135,31 @@ pub(crate) fn params(head: &[u32], konst: &[u32]) -> [u32; 32] {
 }
 
 impl Ctx {
-    pub fn new(allow_int64: bool) -> Result<Ctx, WgpuError> {
+    pub fn new(allow_int64: bool, index: Option<usize>) -> Result<Ctx, WgpuError> {
         let list = catch("adapter enumeration", adapters)?;
         if list.is_empty() {
             return Err(WgpuError::Unavailable(
                 "no Vulkan/Metal/DX12 adapter with compute shaders found".into(),
             ));
         }
+        if let Some(i) = index {
+            if i >= list.len() {
+                return Err(WgpuError::Unavailable(format!(
+                    "no adapter {i}: {} found",
+                    list.len()
+                )));
+            }
+        }
         let want = std::env::var("CROSSGROTH_WGPU_ADAPTER").ok();
         let mut cands: Vec<&wgpu::Adapter> = list
             .iter()
-            .filter(|a| match &want {
-                Some(w) => a.get_info().name.to_lowercase().contains(&w.to_lowercase()),
-                None => true,
+            .enumerate()
+            .filter(|(i, a)| match (index, &want) {
+                (Some(wanted), _) => *i == wanted,
+                (None, Some(w)) => a.get_info().name.to_lowercase().contains(&w.to_lowercase()),
+                (None, None) => true,
             })
+            .map(|(_, a)| a)
             .collect();
         if cands.is_empty() {
             let names: Vec<String> = list.iter().map(|a| a.get_info().name).collect();

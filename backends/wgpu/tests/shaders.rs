@@ -123,7 +123,13 @@ fn all_backends() -> &'static Backends {
         try_make(Options::default(), &mut bs);
         let int64 = bs.ok.first().map(|b| b.uses_int64()).unwrap_or(false);
         if int64 {
-            try_make(Options { allow_int64: false }, &mut bs);
+            try_make(
+                Options {
+                    allow_int64: false,
+                    ..Options::default()
+                },
+                &mut bs,
+            );
         } else if !bs.ok.is_empty() {
             eprintln!("(the adapter has no SHADER_INT64: only the portable path is tested)");
         }
