@@ -127,9 +127,10 @@ pub(crate) struct Shared {
     final_tx: Sender<FinalTask>,
     dealloc_tx: Sender<Disposal>,
     jobs: Mutex<HashMap<String, Arc<JobState>>>,
-    prepared: Mutex<HashMap<(usize, usize), Arc<PreparedParams>>>,
-    /// Device bytes held by resident parameter sets, per device.
-    device_resident: Mutex<Vec<usize>>,
+    /// Per device: parameter sets prepared on it (resident bases). The lock is held
+    /// while preparing, so a set is uploaded once even when the device worker and a
+    /// finalizer ask for it together.
+    prepared: Vec<Mutex<DeviceParams>>,
     stats: Mutex<Stats>,
     resident: Mutex<ResidentSamples>,
     stop: AtomicBool,
@@ -140,6 +141,14 @@ pub(crate) struct Shared {
     device_seq: std::sync::atomic::AtomicU64,
     /// Per device: taken out of service after repeated failures.
     retired: Mutex<Vec<bool>>,
+}
+
+/// What one device holds: prepared parameter sets by address, and their bytes.
+/// Entries live as long as the engine (a prover serves few parameter sets).
+#[derive(Default)]
+struct DeviceParams {
+    sets: HashMap<usize, Arc<PreparedParams>>,
+    resident: usize,
 }
 
 /// The charge one circuit holds against the budget, from admission to its last free.
@@ -243,11 +252,10 @@ impl Shared {
     }
 
     fn prepared(&self, device: usize, params: &Arc<Parameters>) -> Result<Arc<PreparedParams>> {
-        let key = (device, Arc::as_ptr(params) as usize);
-        if let Some(p) = self.prepared.lock().unwrap().get(&key) {
-            if Arc::ptr_eq(&p.params, params) {
-                return Ok(p.clone());
-            }
+        let mut held = self.prepared[device].lock().unwrap();
+        let key = Arc::as_ptr(params) as usize;
+        if let Some(p) = held.sets.get(&key) {
+            return Ok(p.clone());
         }
         let backend = self.backends[device].as_ref();
         let bases = params.heap_bytes();
@@ -256,8 +264,7 @@ impl Shared {
             // (a, b, c, H and scratch; a device worker runs one proof at a time).
             let working = 6 * (params.h.len() + 1) * std::mem::size_of::<crate::Scalar>();
             let limit = (total as f64 * self.config.device_memory_fraction) as usize;
-            let used = self.device_resident.lock().unwrap()[device];
-            if used + bases + working > limit {
+            if held.resident + bases + working > limit {
                 return Err(Error::Backend {
                     backend: backend.name(),
                     message: format!(
@@ -267,7 +274,7 @@ impl Shared {
                         bytesize::ByteSize((bases + working) as u64),
                         bytesize::ByteSize(bases as u64),
                         bytesize::ByteSize(working as u64),
-                        bytesize::ByteSize(used as u64),
+                        bytesize::ByteSize(held.resident as u64),
                         bytesize::ByteSize(limit as u64)
                     ),
                 });
@@ -275,9 +282,9 @@ impl Shared {
         }
         let p = Arc::new(PreparedParams::new(backend, params.clone())?);
         if backend.memory().is_some() {
-            self.device_resident.lock().unwrap()[device] += bases;
+            held.resident += bases;
         }
-        self.prepared.lock().unwrap().insert(key, p.clone());
+        held.sets.insert(key, p.clone());
         Ok(p)
     }
 
@@ -372,8 +379,9 @@ impl Engine {
             final_tx,
             dealloc_tx,
             jobs: Mutex::new(HashMap::new()),
-            prepared: Mutex::new(HashMap::new()),
-            device_resident: Mutex::new(vec![0; backends.len()]),
+            prepared: (0..backends.len())
+                .map(|_| Mutex::new(DeviceParams::default()))
+                .collect(),
             stats: Mutex::new(Stats::new(backends.len())),
             resident: Mutex::new(ResidentSamples::default()),
             stop: AtomicBool::new(false),
