@@ -9,7 +9,8 @@ pub(crate) mod cuda;
 mod wgpu;
 
 use std::any::Any;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use blst::{blst_fr, blst_p1, blst_p1_affine, blst_p2, blst_p2_affine};
@@ -30,6 +31,10 @@ pub trait DeviceApi: Send + Sync + 'static {
 
     /// Whether an error means "no such device here" rather than a failure.
     fn is_unavailable(e: &Self::Error) -> bool;
+    /// Whether an error leaves the device context unusable (a CUDA launch error
+    /// poisons the whole context; a lost wgpu device is gone): the adapter then
+    /// rebuilds the context.
+    fn is_fatal(e: &Self::Error) -> bool;
     fn describe(&self) -> String;
     fn upload_g1(&self, bases: &[blst_p1_affine]) -> Result<Self::G1, Self::Error>;
     fn upload_g2(&self, bases: &[blst_p2_affine]) -> Result<Self::G2, Self::Error>;
@@ -63,9 +68,23 @@ pub trait DeviceApi: Send + Sync + 'static {
     fn memory(&self) -> Option<(usize, usize)>;
 }
 
-/// A GPU crate behind the `Backend` trait.
+/// Opens (or reopens) the device context of a [`GpuBackend`].
+type Opener<D> = Box<dyn Fn() -> Result<D, <D as DeviceApi>::Error> + Send + Sync>;
+
+/// A GPU crate behind the `Backend` trait. After an error that leaves the context
+/// unusable it opens a fresh one; bases prepared on the old context are then
+/// refused (their generation is stale) and must be prepared again, which the
+/// engine does after any device error.
 pub struct GpuBackend<D: DeviceApi> {
-    inner: D,
+    open: Opener<D>,
+    inner: RwLock<Arc<D>>,
+    generation: AtomicU64,
+}
+
+/// Device bases tagged with the context generation they were uploaded to.
+struct Resident<T> {
+    generation: u64,
+    bases: T,
 }
 
 pub(crate) fn err<D: DeviceApi>(e: D::Error) -> Error {
@@ -115,28 +134,83 @@ fn shifted(input: &MsmInput<'_>) -> (Vec<Scalar>, Vec<u64>) {
 }
 
 impl<D: DeviceApi> GpuBackend<D> {
-    pub fn from_device(inner: D) -> Self {
-        GpuBackend { inner }
+    /// Opens the device with `open`, which is kept to rebuild the context.
+    pub fn open_with_opener(
+        open: impl Fn() -> Result<D, D::Error> + Send + Sync + 'static,
+    ) -> Result<Self> {
+        let inner = open().map_err(err::<D>)?;
+        Ok(GpuBackend {
+            open: Box::new(open),
+            inner: RwLock::new(Arc::new(inner)),
+            generation: AtomicU64::new(0),
+        })
     }
 
-    /// The crate's own handle.
-    pub fn device_handle(&self) -> &D {
-        &self.inner
+    /// The crate's own handle (of the current context).
+    pub fn device_handle(&self) -> Arc<D> {
+        self.current().0
+    }
+
+    /// How many times the context was rebuilt.
+    pub fn rebuilds(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn current(&self) -> (Arc<D>, u64) {
+        let inner = self.inner.read().unwrap();
+        (inner.clone(), self.generation.load(Ordering::Acquire))
+    }
+
+    /// Turns a device error into ours; a fatal one first replaces the context
+    /// (once, however many calls saw it fail).
+    fn fail(&self, e: D::Error, generation: u64) -> Error {
+        if !D::is_fatal(&e) {
+            return err::<D>(e);
+        }
+        let mut inner = self.inner.write().unwrap();
+        let rebuilt = if self.generation.load(Ordering::Acquire) != generation {
+            "already rebuilt".to_string()
+        } else {
+            match (self.open)() {
+                Ok(fresh) => {
+                    *inner = Arc::new(fresh);
+                    self.generation.fetch_add(1, Ordering::AcqRel);
+                    log::warn!("{} context rebuilt after: {e}", D::NAME);
+                    "rebuilt".to_string()
+                }
+                Err(again) => format!("could not be rebuilt: {again}"),
+            }
+        };
+        Error::Backend {
+            backend: D::NAME,
+            message: format!(
+                "{e} (the device context was unusable and is {rebuilt}; prepare the bases again)"
+            ),
+        }
     }
 
     fn resident<'a, T: 'static>(
         &self,
         device: &'a Option<Arc<dyn Any + Send + Sync>>,
+        generation: u64,
     ) -> Result<&'a T> {
-        device
+        let r = device
             .as_ref()
-            .and_then(|d| d.downcast_ref::<T>())
+            .and_then(|d| d.downcast_ref::<Resident<T>>())
             .ok_or_else(|| {
                 Error::Invalid(format!(
                     "bases were not prepared by the {} backend",
                     D::NAME
                 ))
-            })
+            })?;
+        if r.generation != generation {
+            return Err(Error::Backend {
+                backend: D::NAME,
+                message: "the bases were prepared on a device context that has since been rebuilt"
+                    .into(),
+            });
+        }
+        Ok(&r.bases)
     }
 
     /// One MSM input through a device call taking (scalars, density) from base 0.
@@ -144,6 +218,7 @@ impl<D: DeviceApi> GpuBackend<D> {
         &self,
         input: &MsmInput<'_>,
         bases_len: usize,
+        generation: u64,
         run: impl Fn(&[blst_fr], Option<&[u64]>) -> Result<P, D::Error>,
     ) -> Result<P> {
         let needed = input.bases_needed()?;
@@ -152,12 +227,13 @@ impl<D: DeviceApi> GpuBackend<D> {
                 "MSM reads {needed} bases, only {bases_len} are present"
             )));
         }
-        if input.base_offset == 0 {
-            run(fr(input.scalars), input.density.map(|d| d.words())).map_err(err::<D>)
+        let r = if input.base_offset == 0 {
+            run(fr(input.scalars), input.density.map(|d| d.words()))
         } else {
             let (scalars, words) = shifted(input);
-            run(fr(&scalars), Some(&words)).map_err(err::<D>)
-        }
+            run(fr(&scalars), Some(&words))
+        };
+        r.map_err(|e| self.fail(e, generation))
     }
 }
 
@@ -167,7 +243,7 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
     }
 
     fn device(&self) -> String {
-        self.inner.describe()
+        self.current().0.describe()
     }
 
     fn prepare_g1(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {
@@ -175,10 +251,14 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         let raw = unsafe {
             std::slice::from_raw_parts(bases.as_ptr() as *const blst_p1_affine, bases.len())
         };
-        let dev = self.inner.upload_g1(raw).map_err(err::<D>)?;
+        let (inner, generation) = self.current();
+        let dev = inner.upload_g1(raw).map_err(|e| self.fail(e, generation))?;
         Ok(G1Bases {
             host: bases,
-            device: Some(Arc::new(dev)),
+            device: Some(Arc::new(Resident {
+                generation,
+                bases: dev,
+            })),
         })
     }
 
@@ -187,10 +267,14 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         let raw = unsafe {
             std::slice::from_raw_parts(bases.as_ptr() as *const blst_p2_affine, bases.len())
         };
-        let dev = self.inner.upload_g2(raw).map_err(err::<D>)?;
+        let (inner, generation) = self.current();
+        let dev = inner.upload_g2(raw).map_err(|e| self.fail(e, generation))?;
         Ok(G2Bases {
             host: bases,
-            device: Some(Arc::new(dev)),
+            device: Some(Arc::new(Resident {
+                generation,
+                bases: dev,
+            })),
         })
     }
 
@@ -202,9 +286,10 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
             )));
         }
         let log = values.len().trailing_zeros();
-        self.inner
+        let (inner, generation) = self.current();
+        inner
             .ntt(fr_mut(values), log, inverse)
-            .map_err(err::<D>)
+            .map_err(|e| self.fail(e, generation))
     }
 
     fn compute_h(
@@ -221,33 +306,39 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         if b.len() != a.len() || c.len() != a.len() {
             return Err(Error::Invalid("a, b, c have different lengths".into()));
         }
-        let h = self
-            .inner
+        let (inner, generation) = self.current();
+        let h = inner
             .compute_h(fr(a), fr(b), fr(c), log)
-            .map_err(err::<D>)?;
+            .map_err(|e| self.fail(e, generation))?;
         a.clear();
         a.extend(h.into_iter().map(Scalar::from));
         Ok(())
     }
 
     fn msm_g1(&self, bases: &G1Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G1Projective>> {
-        let dev: &D::G1 = self.resident(&bases.device)?;
+        let (inner, generation) = self.current();
+        let dev: &D::G1 = self.resident(&bases.device, generation)?;
         inputs
             .iter()
             .map(|input| {
-                self.msm_input(input, D::g1_len(dev), |s, d| self.inner.msm_g1(dev, s, d))
-                    .map(cpu::msm::g1_from_raw)
+                self.msm_input(input, D::g1_len(dev), generation, |s, d| {
+                    inner.msm_g1(dev, s, d)
+                })
+                .map(cpu::msm::g1_from_raw)
             })
             .collect()
     }
 
     fn msm_g2(&self, bases: &G2Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G2Projective>> {
-        let dev: &D::G2 = self.resident(&bases.device)?;
+        let (inner, generation) = self.current();
+        let dev: &D::G2 = self.resident(&bases.device, generation)?;
         inputs
             .iter()
             .map(|input| {
-                self.msm_input(input, D::g2_len(dev), |s, d| self.inner.msm_g2(dev, s, d))
-                    .map(cpu::msm::g2_from_raw)
+                self.msm_input(input, D::g2_len(dev), generation, |s, d| {
+                    inner.msm_g2(dev, s, d)
+                })
+                .map(cpu::msm::g2_from_raw)
             })
             .collect()
     }
@@ -260,13 +351,13 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         dispose: &mut dyn FnMut(Vec<Scalar>),
     ) -> Result<G1Side> {
         let mut side = None;
-        let (r, took) = self
-            .inner
+        let (inner, generation) = self.current();
+        let (r, took) = inner
             .time(&mut || {
                 side = Some(compose_g1_side(self, prepared, asg, dispose)?);
                 Ok(())
             })
-            .map_err(err::<D>)?;
+            .map_err(|e| self.fail(e, generation))?;
         r?;
         let mut side = side.expect("set when the work succeeded");
         side.device_seconds = Some(took.as_secs_f64());
@@ -274,13 +365,14 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
     }
 
     fn device_time(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Option<Duration>> {
-        let (r, took) = self.inner.time(work).map_err(err::<D>)?;
+        let (inner, generation) = self.current();
+        let (r, took) = inner.time(work).map_err(|e| self.fail(e, generation))?;
         r?;
         Ok(Some(took))
     }
 
     fn memory(&self) -> Option<(usize, usize)> {
-        self.inner.memory()
+        self.current().0.memory()
     }
 
     /// B_G2 pays on the device once many of its scalars are neither 0 nor 1.
@@ -291,3 +383,151 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
 
 pub type CudaBackend = GpuBackend<crossgroth_cuda::CudaBackend>;
 pub type WgpuBackend = GpuBackend<crossgroth_wgpu::WgpuBackend>;
+
+#[cfg(test)]
+mod tests {
+    //! The context rebuild, with a device that computes on the CPU and can be told
+    //! to poison its context.
+
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+    use crate::backend::CpuBackend;
+
+    #[derive(Debug)]
+    struct Poisoned;
+    impl std::fmt::Display for Poisoned {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("illegal address")
+        }
+    }
+
+    struct MockDevice {
+        poison: Arc<AtomicBool>,
+    }
+
+    fn g1s(v: &[blst_p1_affine]) -> Vec<G1Affine> {
+        // SAFETY: G1Affine is repr(transparent) over blst_p1_affine.
+        v.iter()
+            .map(|p| unsafe { std::mem::transmute::<blst_p1_affine, G1Affine>(*p) })
+            .collect()
+    }
+
+    impl DeviceApi for MockDevice {
+        const NAME: &'static str = "mock";
+        type G1 = Vec<G1Affine>;
+        type G2 = ();
+        type Error = Poisoned;
+        fn is_unavailable(_: &Poisoned) -> bool {
+            false
+        }
+        fn is_fatal(_: &Poisoned) -> bool {
+            true
+        }
+        fn describe(&self) -> String {
+            "mock".into()
+        }
+        fn upload_g1(&self, bases: &[blst_p1_affine]) -> Result<Vec<G1Affine>, Poisoned> {
+            Ok(g1s(bases))
+        }
+        fn upload_g2(&self, _: &[blst_p2_affine]) -> Result<(), Poisoned> {
+            Ok(())
+        }
+        fn g1_len(b: &Vec<G1Affine>) -> usize {
+            b.len()
+        }
+        fn g2_len(_: &()) -> usize {
+            0
+        }
+        fn msm_g1(
+            &self,
+            b: &Vec<G1Affine>,
+            s: &[blst_fr],
+            d: Option<&[u64]>,
+        ) -> Result<blst_p1, Poisoned> {
+            if self.poison.swap(false, Ordering::AcqRel) {
+                return Err(Poisoned);
+            }
+            assert!(d.is_none());
+            let scalars: Vec<Scalar> = s.iter().map(|x| Scalar::from(*x)).collect();
+            let p = crate::backend::cpu::msm::msm_g1(b, &MsmInput::dense(&scalars)).unwrap();
+            // SAFETY: G1Projective is repr(transparent) over blst_p1.
+            Ok(unsafe { std::mem::transmute::<G1Projective, blst_p1>(p) })
+        }
+        fn msm_g2(&self, _: &(), _: &[blst_fr], _: Option<&[u64]>) -> Result<blst_p2, Poisoned> {
+            Err(Poisoned)
+        }
+        fn ntt(&self, _: &mut [blst_fr], _: u32, _: bool) -> Result<(), Poisoned> {
+            Err(Poisoned)
+        }
+        fn compute_h(
+            &self,
+            _: &[blst_fr],
+            _: &[blst_fr],
+            _: &[blst_fr],
+            _: u32,
+        ) -> Result<Vec<blst_fr>, Poisoned> {
+            Err(Poisoned)
+        }
+        fn time(
+            &self,
+            work: &mut dyn FnMut() -> Result<()>,
+        ) -> Result<(Result<()>, Duration), Poisoned> {
+            Ok((work(), Duration::ZERO))
+        }
+        fn memory(&self) -> Option<(usize, usize)> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_poisoned_context_is_rebuilt_and_old_bases_are_refused() {
+        use group::Group;
+        use rand_core::SeedableRng;
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
+        let bases: Arc<Vec<G1Affine>> = Arc::new(
+            (0..8)
+                .map(|_| G1Affine::from(G1Projective::random(&mut rng)))
+                .collect(),
+        );
+        let scalars: Vec<Scalar> = (0..8)
+            .map(|_| <Scalar as ff::Field>::random(&mut rng))
+            .collect();
+        let expected = CpuBackend
+            .msm_g1(
+                &CpuBackend.prepare_g1(bases.clone()).unwrap(),
+                &[MsmInput::dense(&scalars)],
+            )
+            .unwrap();
+
+        let poison = Arc::new(AtomicBool::new(false));
+        let p = poison.clone();
+        let gpu =
+            GpuBackend::open_with_opener(move || Ok(MockDevice { poison: p.clone() })).unwrap();
+        let prepared = gpu.prepare_g1(bases.clone()).unwrap();
+        assert_eq!(
+            gpu.msm_g1(&prepared, &[MsmInput::dense(&scalars)]).unwrap(),
+            expected
+        );
+
+        poison.store(true, Ordering::Release);
+        let e = gpu
+            .msm_g1(&prepared, &[MsmInput::dense(&scalars)])
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("illegal address") && e.to_string().contains("is rebuilt"),
+            "{e}"
+        );
+        assert_eq!(gpu.rebuilds(), 1);
+
+        let e = gpu
+            .msm_g1(&prepared, &[MsmInput::dense(&scalars)])
+            .unwrap_err();
+        assert!(e.to_string().contains("since been rebuilt"), "{e}");
+        let prepared = gpu.prepare_g1(bases).unwrap();
+        assert_eq!(
+            gpu.msm_g1(&prepared, &[MsmInput::dense(&scalars)]).unwrap(),
+            expected
+        );
+    }
+}

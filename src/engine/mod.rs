@@ -288,6 +288,14 @@ impl Shared {
         Ok(p)
     }
 
+    /// Drops what is prepared on a device after it failed: if the failure rebuilt
+    /// its context, the old bases are gone, and the next circuit prepares again.
+    fn forget_prepared(&self, device: usize) {
+        let mut held = self.prepared[device].lock().unwrap();
+        held.sets.clear();
+        held.resident = 0;
+    }
+
     /// Resolves a job with an error. The id is released first, so whoever the
     /// resolution wakes may reuse it at once.
     fn fail(&self, job: &JobState, e: Error) {

@@ -295,6 +295,7 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
             Err(e) => {
                 s.fail(&job, e);
                 s.dispose_assignment(asg, &charge);
+                s.forget_prepared(d);
                 failures += 1;
                 if failures >= RETIRE_AFTER_FAILURES {
                     s.retire_device(d);
@@ -362,6 +363,7 @@ pub(crate) fn finalize(s: Arc<Shared>, rx: Receiver<FinalTask>) {
         let b_g2 = match b_g2 {
             Ok(p) => p,
             Err(e) => {
+                s.forget_prepared(device);
                 s.fail(&job, e);
                 s.dispose_assignment(asg, &charge);
                 continue;

@@ -17,6 +17,10 @@ impl DeviceApi for cuda::CudaBackend {
     fn is_unavailable(e: &cuda::CudaError) -> bool {
         e.is_unavailable()
     }
+    /// A launch error (an illegal address, say) poisons the whole context.
+    fn is_fatal(e: &cuda::CudaError) -> bool {
+        matches!(e, cuda::CudaError::Launch { .. })
+    }
     fn describe(&self) -> String {
         let i = self.info();
         format!(
@@ -86,9 +90,7 @@ impl CudaBackend {
     }
 
     pub fn open_device(ordinal: usize) -> Result<Self> {
-        cuda::CudaBackend::new(ordinal)
-            .map(GpuBackend::from_device)
-            .map_err(err::<cuda::CudaBackend>)
+        GpuBackend::open_with_opener(move || cuda::CudaBackend::new(ordinal))
     }
 }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use blst::{blst_fr, blst_p1, blst_p1_affine, blst_p2, blst_p2_affine};
 use crossgroth_wgpu as wg;
 
-use super::{err, DeviceApi, GpuBackend, WgpuBackend};
+use super::{DeviceApi, GpuBackend, WgpuBackend};
 use crate::error::Result;
 
 /// Which WGSL field code to use.
@@ -19,6 +19,9 @@ impl DeviceApi for wg::WgpuBackend {
 
     fn is_unavailable(e: &wg::WgpuError) -> bool {
         matches!(e, wg::WgpuError::Unavailable(_))
+    }
+    fn is_fatal(e: &wg::WgpuError) -> bool {
+        matches!(e, wg::WgpuError::DeviceLost(_))
     }
     fn describe(&self) -> String {
         self.info()
@@ -88,8 +91,6 @@ impl WgpuBackend {
     }
 
     pub fn open_with(options: WgpuOptions) -> Result<Self> {
-        wg::WgpuBackend::with_options(options)
-            .map(GpuBackend::from_device)
-            .map_err(err::<wg::WgpuBackend>)
+        GpuBackend::open_with_opener(move || wg::WgpuBackend::with_options(options))
     }
 }
