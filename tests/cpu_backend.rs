@@ -13,32 +13,29 @@ use ff::Field;
 use group::{Curve, Group};
 use rand_core::RngCore;
 
-fn random_g1(n: usize, rng: &mut impl RngCore) -> Vec<G1Affine> {
-    let p = G1Projective::random(&mut *rng);
-    let step = G1Projective::random(&mut *rng);
-    let proj: Vec<G1Projective> = (0..n)
-        .scan(p, |acc, _| {
+/// n distinct points: a random walk, normalized.
+fn random_points<P: Curve + Group>(n: usize, rng: &mut impl RngCore) -> Vec<P::AffineRepr>
+where
+    P::AffineRepr: Default + Copy,
+{
+    let step = P::random(&mut *rng);
+    let proj: Vec<P> = (0..n)
+        .scan(P::random(&mut *rng), |acc, _| {
             *acc += step;
             Some(*acc)
         })
         .collect();
-    let mut out = vec![G1Affine::default(); n];
-    G1Projective::batch_normalize(&proj, &mut out);
+    let mut out = vec![P::AffineRepr::default(); n];
+    P::batch_normalize(&proj, &mut out);
     out
 }
 
+fn random_g1(n: usize, rng: &mut impl RngCore) -> Vec<G1Affine> {
+    random_points::<G1Projective>(n, rng)
+}
+
 fn random_g2(n: usize, rng: &mut impl RngCore) -> Vec<G2Affine> {
-    let p = G2Projective::random(&mut *rng);
-    let step = G2Projective::random(&mut *rng);
-    let proj: Vec<G2Projective> = (0..n)
-        .scan(p, |acc, _| {
-            *acc += step;
-            Some(*acc)
-        })
-        .collect();
-    let mut out = vec![G2Affine::default(); n];
-    G2Projective::batch_normalize(&proj, &mut out);
-    out
+    random_points::<G2Projective>(n, rng)
 }
 
 /// Scalars mixing the edge values with random ones, like a Groth16 witness.
@@ -53,28 +50,28 @@ fn scalars(n: usize, rng: &mut impl RngCore) -> Vec<Scalar> {
         .collect()
 }
 
-fn naive_g1(bases: &[G1Affine], input: &MsmInput<'_>) -> G1Projective {
-    let mut acc = G1Projective::identity();
+/// Σ scalars·bases by the definition of [`MsmInput`].
+fn naive<P: Group + std::ops::Mul<Scalar, Output = P>, A: Copy + Into<P>>(
+    bases: &[A],
+    input: &MsmInput<'_>,
+) -> P {
+    let mut acc = P::identity();
     let mut k = input.base_offset;
     for (i, s) in input.scalars.iter().enumerate() {
         if input.density.map_or(true, |d| d.get(i)) {
-            acc += bases[k] * s;
+            acc += bases[k].into() * *s;
             k += 1;
         }
     }
     acc
 }
 
+fn naive_g1(bases: &[G1Affine], input: &MsmInput<'_>) -> G1Projective {
+    naive(bases, input)
+}
+
 fn naive_g2(bases: &[G2Affine], input: &MsmInput<'_>) -> G2Projective {
-    let mut acc = G2Projective::identity();
-    let mut k = input.base_offset;
-    for (i, s) in input.scalars.iter().enumerate() {
-        if input.density.map_or(true, |d| d.get(i)) {
-            acc += bases[k] * s;
-            k += 1;
-        }
-    }
-    acc
+    naive(bases, input)
 }
 
 fn random_density(n: usize, rng: &mut impl RngCore) -> Density {
