@@ -20,7 +20,10 @@ fn cuda() -> Option<Arc<dyn Backend>> {
             if std::env::var("CROSSGROTH_REQUIRE_CUDA").as_deref() == Ok("1") {
                 panic!("CROSSGROTH_REQUIRE_CUDA=1 but {e}");
             }
-            eprintln!("SKIPPED: cuda proof tests, {e}");
+            report_skipped(
+                "cuda proof tests (set CROSSGROTH_REQUIRE_CUDA=1 to fail instead)",
+                &e,
+            );
             None
         }
     }
@@ -85,7 +88,10 @@ fn wgpu(allow_int64: bool) -> Option<Arc<dyn Backend>> {
             if std::env::var("CROSSGROTH_REQUIRE_WGPU").as_deref() == Ok("1") {
                 panic!("CROSSGROTH_REQUIRE_WGPU=1 but {e}");
             }
-            eprintln!("SKIPPED: wgpu proof tests, {e}");
+            report_skipped(
+                "wgpu proof tests (set CROSSGROTH_REQUIRE_WGPU=1 to fail instead)",
+                &e,
+            );
             None
         }
     }
@@ -115,7 +121,10 @@ fn wgpu_engine_spreads_jobs_over_two_devices() {
             if std::env::var("CROSSGROTH_REQUIRE_WGPU").as_deref() == Ok("1") {
                 panic!("CROSSGROTH_REQUIRE_WGPU=1 but {e}");
             }
-            eprintln!("SKIPPED: wgpu engine test, {e}");
+            report_skipped(
+                "wgpu engine test (set CROSSGROTH_REQUIRE_WGPU=1 to fail instead)",
+                &e,
+            );
             return;
         }
     };
