@@ -371,3 +371,24 @@ fn a_device_that_keeps_failing_is_taken_out_of_service() {
     }
     assert_drained(&engine);
 }
+
+#[test]
+fn recorded_jobs_give_the_same_proofs() {
+    use crossgroth::synthesis::RecordedShape;
+    let params = Arc::new(params_for(&spec("sha256:64"), 1));
+    let shape = Arc::new(RecordedShape::record(spec("sha256:64").blank()).unwrap().0);
+    let circuits: Vec<_> = (0..2).map(|s| spec("sha256:64").instance(s)).collect();
+    let (r, s) = groth16::draw_randomness(2, &mut rng(3));
+    let engine = Engine::start(config(1 << 30), cpu()).unwrap();
+    let direct = engine
+        .submit(
+            Job::new("direct", params.clone(), circuits.clone())
+                .with_randomness(r.clone(), s.clone()),
+        )
+        .unwrap();
+    let recorded = engine
+        .submit(Job::recorded("recorded", params.clone(), shape, circuits).with_randomness(r, s))
+        .unwrap();
+    assert_eq!(direct.wait().unwrap(), recorded.wait().unwrap());
+    assert_drained(&engine);
+}
