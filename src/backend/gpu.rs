@@ -5,9 +5,6 @@
 //! small [`DeviceApi`] trait. blstrs' types are `repr(transparent)` over blst's, so
 //! slices are reinterpreted, never copied.
 
-pub(crate) mod cuda;
-mod wgpu;
-
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -67,6 +64,43 @@ pub trait DeviceApi: Send + Sync + 'static {
     ) -> Result<(Result<()>, Duration), Self::Error>;
     fn memory(&self) -> Option<(usize, usize)>;
 }
+
+/// The part of a [`DeviceApi`] impl that only forwards to the crate's methods of the
+/// same shape (both GPU crates name them alike).
+macro_rules! forward_device_api {
+    ($dev:ty, $g1:ty, $g2:ty, $e:ty) => {
+        fn upload_g1(&self, bases: &[blst_p1_affine]) -> Result<$g1, $e> {
+            self.upload_g1_bases(bases)
+        }
+        fn upload_g2(&self, bases: &[blst_p2_affine]) -> Result<$g2, $e> {
+            self.upload_g2_bases(bases)
+        }
+        fn g1_len(bases: &$g1) -> usize {
+            bases.len()
+        }
+        fn g2_len(bases: &$g2) -> usize {
+            bases.len()
+        }
+        fn msm_g1(&self, b: &$g1, s: &[blst_fr], d: Option<&[u64]>) -> Result<blst_p1, $e> {
+            <$dev>::msm_g1(self, b, s, d)
+        }
+        fn msm_g2(&self, b: &$g2, s: &[blst_fr], d: Option<&[u64]>) -> Result<blst_p2, $e> {
+            <$dev>::msm_g2(self, b, s, d)
+        }
+        fn ntt(&self, data: &mut [blst_fr], log_n: u32, inverse: bool) -> Result<(), $e> {
+            <$dev>::ntt(self, data, log_n, inverse)
+        }
+        fn compute_h(&self, a: &[blst_fr], b: &[blst_fr], c: &[blst_fr], log_m: u32) -> Result<Vec<blst_fr>, $e> {
+            <$dev>::compute_h(self, a, b, c, log_m)
+        }
+        fn time(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<(Result<()>, Duration), $e> {
+            <$dev>::time(self, |_| Ok(work()))
+        }
+    };
+}
+
+pub(crate) mod cuda;
+mod wgpu;
 
 /// Opens (or reopens) the device context of a [`GpuBackend`].
 type Opener<D> = Box<dyn Fn() -> Result<D, <D as DeviceApi>::Error> + Send + Sync>;

@@ -117,6 +117,17 @@ struct Admission {
     estimates: HashMap<usize, usize>,
 }
 
+impl Admission {
+    /// Bytes one circuit of `params`' shape is expected to need: calibrated from
+    /// measured runs once there are some, else estimated from the shape.
+    fn estimate(&self, params: &Arc<Parameters>) -> usize {
+        self.estimates
+            .get(&(Arc::as_ptr(params) as usize))
+            .copied()
+            .unwrap_or_else(|| initial_estimate(params))
+    }
+}
+
 pub(crate) struct Shared {
     config: EngineConfig,
     backends: Vec<Arc<dyn Backend>>,
@@ -259,7 +270,8 @@ impl Shared {
         }
         let backend = self.backends[device].as_ref();
         let bases = params.heap_bytes();
-        if let Some((_, total)) = backend.memory() {
+        let memory = backend.memory();
+        if let Some((_, total)) = memory {
             // The device budget: resident bases plus one proof's working buffers
             // (a, b, c, H and scratch; a device worker runs one proof at a time).
             let working = 6 * (params.h.len() + 1) * std::mem::size_of::<crate::Scalar>();
@@ -281,7 +293,7 @@ impl Shared {
             }
         }
         let p = Arc::new(PreparedParams::new(backend, params.clone())?);
-        if backend.memory().is_some() {
+        if memory.is_some() {
             held.resident += bases;
         }
         held.sets.insert(key, p.clone());
@@ -450,14 +462,7 @@ impl Engine {
             return Err(Error::EmptyBatch);
         }
         let (r, s) = job.take_randomness()?;
-        let key = Arc::as_ptr(&job.params) as usize;
-        let estimate = {
-            let adm = self.shared.admission.lock().unwrap();
-            adm.estimates
-                .get(&key)
-                .copied()
-                .unwrap_or_else(|| initial_estimate(&job.params))
-        };
+        let estimate = self.shared.admission.lock().unwrap().estimate(&job.params);
         let budget = self.shared.config.memory_budget;
         if estimate > budget {
             return Err(Error::JobTooLarge {

@@ -14,7 +14,7 @@ use rand_core::OsRng;
 
 use super::job::{JobState, Synthesizer};
 use super::memory::{resident_anon_bytes, SAMPLE_EVERY};
-use super::{assignment_bytes, initial_estimate, Charge, Shared};
+use super::{assignment_bytes, Charge, Shared};
 use crate::backend::{b_inputs, cpu::CpuBackend, Backend, G1Side, G2Bases, G1_STEPS};
 use crate::error::Error;
 use crate::groth16::{assemble, prepare_verifying_key, verify_proofs_batch, Proof};
@@ -96,12 +96,7 @@ fn admit(s: &Arc<Shared>) -> Option<(SynthTask, Arc<Charge>, usize)> {
             adm.queue.pop();
         }
         if let Some(head) = adm.queue.peek() {
-            let key = Arc::as_ptr(&head.job.params) as usize;
-            let estimate = adm
-                .estimates
-                .get(&key)
-                .copied()
-                .unwrap_or_else(|| initial_estimate(&head.job.params));
+            let estimate = adm.estimate(&head.job.params);
             let budget = adm.budget;
             if budget.admits(&mut adm.mem, estimate) {
                 let task = adm.queue.pop().unwrap();

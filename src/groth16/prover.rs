@@ -40,11 +40,16 @@ pub struct Prover {
 impl Prover {
     pub fn new(backend: Arc<dyn Backend>, params: Arc<Parameters>) -> Result<Self> {
         let prepared = PreparedParams::new(backend.as_ref(), params)?;
-        Ok(Prover {
+        Ok(Self::from_prepared(backend, prepared))
+    }
+
+    /// A prover over parameters already prepared on `backend`.
+    pub fn from_prepared(backend: Arc<dyn Backend>, prepared: PreparedParams) -> Self {
+        Prover {
             backend,
             prepared,
             options: ProveOptions::default(),
-        })
+        }
     }
 
     pub fn with_options(mut self, options: ProveOptions) -> Self {

@@ -1,9 +1,8 @@
 //! The cuda backend: `crossgroth-cuda` as a [`DeviceApi`].
 
-use std::time::Duration;
-
 use blst::{blst_fr, blst_p1, blst_p1_affine, blst_p2, blst_p2_affine};
 use crossgroth_cuda as cuda;
+use std::time::Duration;
 
 use super::{err, CudaBackend, DeviceApi, GpuBackend};
 use crate::error::{Error, Result};
@@ -32,52 +31,12 @@ impl DeviceApi for cuda::CudaBackend {
             i.compute_capability.1
         )
     }
-    fn upload_g1(&self, bases: &[blst_p1_affine]) -> Result<cuda::G1Bases, cuda::CudaError> {
-        self.upload_g1_bases(bases)
-    }
-    fn upload_g2(&self, bases: &[blst_p2_affine]) -> Result<cuda::G2Bases, cuda::CudaError> {
-        self.upload_g2_bases(bases)
-    }
-    fn g1_len(bases: &cuda::G1Bases) -> usize {
-        bases.len()
-    }
-    fn g2_len(bases: &cuda::G2Bases) -> usize {
-        bases.len()
-    }
-    fn msm_g1(
-        &self,
-        b: &cuda::G1Bases,
-        s: &[blst_fr],
-        d: Option<&[u64]>,
-    ) -> Result<blst_p1, cuda::CudaError> {
-        cuda::CudaBackend::msm_g1(self, b, s, d)
-    }
-    fn msm_g2(
-        &self,
-        b: &cuda::G2Bases,
-        s: &[blst_fr],
-        d: Option<&[u64]>,
-    ) -> Result<blst_p2, cuda::CudaError> {
-        cuda::CudaBackend::msm_g2(self, b, s, d)
-    }
-    fn ntt(&self, data: &mut [blst_fr], log_n: u32, inverse: bool) -> Result<(), cuda::CudaError> {
-        cuda::CudaBackend::ntt(self, data, log_n, inverse)
-    }
-    fn compute_h(
-        &self,
-        a: &[blst_fr],
-        b: &[blst_fr],
-        c: &[blst_fr],
-        log_m: u32,
-    ) -> Result<Vec<blst_fr>, cuda::CudaError> {
-        cuda::CudaBackend::compute_h(self, a, b, c, log_m)
-    }
-    fn time(
-        &self,
-        work: &mut dyn FnMut() -> Result<()>,
-    ) -> Result<(Result<()>, Duration), cuda::CudaError> {
-        cuda::CudaBackend::time(self, |_| Ok(work()))
-    }
+    forward_device_api!(
+        cuda::CudaBackend,
+        cuda::G1Bases,
+        cuda::G2Bases,
+        cuda::CudaError
+    );
     fn memory(&self) -> Option<(usize, usize)> {
         cuda::CudaBackend::memory(self).ok()
     }

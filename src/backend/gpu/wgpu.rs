@@ -1,9 +1,8 @@
 //! The wgpu backend: `crossgroth-wgpu` as a [`DeviceApi`].
 
-use std::time::Duration;
-
 use blst::{blst_fr, blst_p1, blst_p1_affine, blst_p2, blst_p2_affine};
 use crossgroth_wgpu as wg;
+use std::time::Duration;
 
 use super::{DeviceApi, GpuBackend, WgpuBackend};
 use crate::error::Result;
@@ -26,52 +25,7 @@ impl DeviceApi for wg::WgpuBackend {
     fn describe(&self) -> String {
         self.info()
     }
-    fn upload_g1(&self, bases: &[blst_p1_affine]) -> Result<wg::G1Bases, wg::WgpuError> {
-        self.upload_g1_bases(bases)
-    }
-    fn upload_g2(&self, bases: &[blst_p2_affine]) -> Result<wg::G2Bases, wg::WgpuError> {
-        self.upload_g2_bases(bases)
-    }
-    fn g1_len(bases: &wg::G1Bases) -> usize {
-        bases.len()
-    }
-    fn g2_len(bases: &wg::G2Bases) -> usize {
-        bases.len()
-    }
-    fn msm_g1(
-        &self,
-        b: &wg::G1Bases,
-        s: &[blst_fr],
-        d: Option<&[u64]>,
-    ) -> Result<blst_p1, wg::WgpuError> {
-        wg::WgpuBackend::msm_g1(self, b, s, d)
-    }
-    fn msm_g2(
-        &self,
-        b: &wg::G2Bases,
-        s: &[blst_fr],
-        d: Option<&[u64]>,
-    ) -> Result<blst_p2, wg::WgpuError> {
-        wg::WgpuBackend::msm_g2(self, b, s, d)
-    }
-    fn ntt(&self, data: &mut [blst_fr], log_n: u32, inverse: bool) -> Result<(), wg::WgpuError> {
-        wg::WgpuBackend::ntt(self, data, log_n, inverse)
-    }
-    fn compute_h(
-        &self,
-        a: &[blst_fr],
-        b: &[blst_fr],
-        c: &[blst_fr],
-        log_m: u32,
-    ) -> Result<Vec<blst_fr>, wg::WgpuError> {
-        wg::WgpuBackend::compute_h(self, a, b, c, log_m)
-    }
-    fn time(
-        &self,
-        work: &mut dyn FnMut() -> Result<()>,
-    ) -> Result<(Result<()>, Duration), wg::WgpuError> {
-        wg::WgpuBackend::time(self, |_| Ok(work()))
-    }
+    forward_device_api!(wg::WgpuBackend, wg::G1Bases, wg::G2Bases, wg::WgpuError);
     fn memory(&self) -> Option<(usize, usize)> {
         None
     }
