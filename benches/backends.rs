@@ -145,7 +145,7 @@ fn ntt_and_h(c: &mut Criterion) {
     group.finish();
     let mut group = c.benchmark_group("h");
     group.sample_size(10);
-    for log in [16, 20, 22].into_iter().filter(|l| *l <= max_log()) {
+    for log in [16, 20, 22, 24].into_iter().filter(|l| *l <= max_log()) {
         let (a, b) = (scalars(1 << log, false, 1), scalars(1 << log, false, 2));
         let cc: Vec<Scalar> = a.par_iter().zip(&b).map(|(x, y)| *x * y).collect();
         for backend in &all {

@@ -331,6 +331,29 @@ fn parameters_beyond_the_device_budget_fail_their_job_clearly() {
 }
 
 #[test]
+fn parameters_beyond_the_device_budget_are_streamed_where_the_backend_can() {
+    let params = Arc::new(params_for(&spec("sha256:64"), 1));
+    let device = Arc::new(
+        SimulatedDevice::new(Duration::from_millis(1))
+            .with_memory(16 << 20) // the working buffers fit, the bases do not
+            .with_streaming(),
+    );
+    let engine = Engine::start(config(1 << 30), vec![device.clone() as Arc<dyn Backend>]).unwrap();
+    let circuits: Vec<_> = (0..2).map(|s| spec("sha256:64").instance(s)).collect();
+    let (r, s) = groth16::draw_randomness(2, &mut rng(5));
+    let j = Job::new("big", params.clone(), circuits.clone()).with_randomness(r.clone(), s.clone());
+    let proofs = engine.submit(j).unwrap().wait().unwrap();
+    let expected = Prover::new(Arc::new(CpuBackend), params.clone())
+        .unwrap()
+        .prove_batch(circuits, &r, &s)
+        .unwrap();
+    assert_eq!(proofs, expected);
+    // h, l, a, b_g1 and b_g2, prepared once for both proofs
+    assert_eq!(device.streamed_sets(), 5);
+    assert_drained(&engine);
+}
+
+#[test]
 fn a_device_that_keeps_failing_is_taken_out_of_service() {
     let params = Arc::new(params_for(&spec("cubic"), 1));
     let good = SimulatedDevice::new(Duration::from_millis(20))

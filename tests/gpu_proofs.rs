@@ -98,12 +98,24 @@ fn wgpu(allow_int64: bool) -> Option<Arc<dyn Backend>> {
 }
 
 /// Both WGSL paths: SHADER_INT64 (where the adapter has it) and portable u32.
+/// With `CROSSGROTH_GPU_PROOF_MAX_LOG` set (a hardware adapter: lavapipe would
+/// take hours) also SHA-256 of 512 bytes and squaring chains up to that size, the
+/// portable path up to 2^16.
 #[test]
 fn wgpu_proofs_match_cpu() {
+    let max_log: Option<u32> = std::env::var("CROSSGROTH_GPU_PROOF_MAX_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok());
     for allow_int64 in [true, false] {
         let Some(gpu) = wgpu(allow_int64) else { return };
         eprintln!("wgpu device: {}", gpu.device());
-        for s in ["cubic", "sha256:64"] {
+        let mut specs: Vec<String> = vec!["cubic".into(), "sha256:64".into()];
+        if let Some(max) = max_log {
+            let max = if allow_int64 { max } else { max.min(16) };
+            specs.push("sha256:512".into());
+            specs.extend((10..=max).step_by(2).map(|l| format!("chain:{l}")));
+        }
+        for s in &specs {
             same_proofs_as_cpu(&gpu, s);
         }
     }

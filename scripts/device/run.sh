@@ -1,27 +1,77 @@
 #!/usr/bin/env bash
-# Run on the GPU test machine, from the repository root, after scripts/device/build.sh:
-# every GPU test, the whole-proof comparison up to a 2^20 squaring chain, crosscheck,
-# and the benchmarks (BENCH=0 skips them). Logs go to $OUT (or ./device-logs).
-# Carry .device (and nothing larger) in the call.
+# Runs on the GPU test machine (see shared/DEVICE.md), from the repository root,
+# after scripts/device/build.sh on the development machine; carry .device and .gl.
+#
+#   scripts/device/run.sh [check] [proofs] [sanitize] [bench] [matrix]
+#
+#   check     crossgroth-cuda's kernel tests (every kernel against the CPU), the
+#             WGSL shader tests at sizes up to 2^22 over Vulkan, the NTT / MSM
+#             benchmarks of crossgroth-cuda at 2^20..2^24
+#   proofs    whole proofs on cuda and wgpu byte-identical to the cpu backend
+#             (SHA-256 512 B, squaring chains up to 2^20), crosscheck
+#   sanitize  the CUDA kernel tests under compute-sanitizer memcheck and racecheck
+#   bench     every crossgroth-cuda benchmark, G1 MSM 2^26 resident and streamed
+#   matrix    benches/backends.rs: every backend on identical inputs
+#
+# With no argument: all of them (more than one 10-minute call; split it).
+# Logs go to $OUT (or ./device-logs).
 set -uo pipefail
 out="${OUT:-device-logs}"
 mkdir -p "$out"
 bin=/tmp/crossgroth-bin
 mkdir -p "$bin"
-for f in .device/*.xz; do xz -dc "$f" > "$bin/$(basename "$f" .xz)"; done
-chmod +x "$bin"/*
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
+for f in .device/*.xz; do
+    b="$bin/$(basename "$f" .xz)"
+    [ -x "$b" ] || { xz -dc "$f" > "$b" && chmod +x "$b"; }
+done
+# Vulkan loader for wgpu (the NVIDIA driver ships the ICD, not the loader)
+if [ -d .gl ]; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
 export CROSSGROTH_REQUIRE_CUDA=1
-status=0
+phases=("$@")
+[ ${#phases[@]} -eq 0 ] && phases=(check proofs sanitize bench matrix)
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
 "$bin/crossgroth" devices 2>&1 | tee "$out/devices.txt"
-[ -x "$bin/gpu" ] && { "$bin/gpu" --test-threads=1 2>&1 | tee "$out/kernels.txt" || status=1; }
-CROSSGROTH_GPU_PROOF_MAX_LOG="${MAX_LOG:-20}" "$bin/gpu_proofs" --test-threads=1 --nocapture 2>&1 | tee "$out/proofs.txt" || status=1
-"$bin/crossgroth" crosscheck --circuit sha256:512 2>&1 | tee "$out/crosscheck.txt" || status=1
-if [ "${BENCH:-1}" = 1 ] && [ -x "$bin/cuda" ]; then
-    "$bin/cuda" --bench 2>&1 | tee "$out/bench.txt" || status=1
-fi
-# Every backend on identical inputs (criterion; GPU timed with device events).
-if [ "${BENCH:-1}" = 1 ] && [ -x "$bin/backends" ]; then
-    CROSSGROTH_BENCH_MAX_LOG="${BENCH_MAX_LOG:-24}" "$bin/backends" --bench 2>&1 | tee "$out/backends.txt" || status=1
-fi
+status=0
+step() {  # name, command...: run, log to $out/<name>.txt, remember failure
+    local name=$1; shift
+    echo "== $name ($(date -u +%T))"
+    "$@" 2>&1 | grep -v XDG_RUNTIME | tee "$out/$name.txt"
+    [ "${PIPESTATUS[0]}" = 0 ] || { echo "!! $name failed"; status=1; }
+}
+sanitize() {  # tool: the kernel tests that reach every kernel, at small sizes
+    /usr/local/cuda/bin/compute-sanitizer --tool "$1" --print-limit 20 \
+        "$bin/gpu" --test-threads=1 t11 t12 t14 t20 t30 t31
+}
+for phase in "${phases[@]}"; do
+    case "$phase" in
+    check)
+        step kernels "$bin/gpu" --test-threads=1 --nocapture
+        CROSSGROTH_REQUIRE_WGPU=1 CROSSGROTH_WGPU_TEST_LOG="${WGPU_TEST_LOG:-22}" \
+            step shaders "$bin/shaders" --test-threads=1 --nocapture
+        step cuda-bench-quick "$bin/cuda" --bench --warm-up-time 1 --measurement-time 3 'g1_msm/2[04]|ntt|compute_h/20'
+        ;;
+    proofs)
+        CROSSGROTH_REQUIRE_WGPU=1 CROSSGROTH_GPU_PROOF_MAX_LOG="${MAX_LOG:-20}" \
+            step proofs "$bin/gpu_proofs" --test-threads=1 --nocapture
+        step crosscheck "$bin/crossgroth" crosscheck --circuit sha256:512
+        ;;
+    sanitize)
+        step memcheck sanitize memcheck
+        step racecheck sanitize racecheck
+        ;;
+    bench)
+        CROSSGROTH_BENCH_MAX_LOG="${BENCH_MAX_LOG:-26}" step cuda-bench "$bin/cuda" --bench
+        ;;
+    matrix)
+        CROSSGROTH_BENCH_MAX_LOG="${MATRIX_MAX_LOG:-24}" \
+            step backends "$bin/backends" --bench --warm-up-time 1 --measurement-time 3 ${MATRIX_FILTER:-}
+        ;;
+    *) echo "unknown phase $phase"; status=2 ;;
+    esac
+done
+echo "== done ($(date -u +%T)), status $status"
 exit $status

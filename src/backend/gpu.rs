@@ -33,8 +33,20 @@ pub trait DeviceApi: Send + Sync + 'static {
     /// rebuilds the context.
     fn is_fatal(e: &Self::Error) -> bool;
     fn describe(&self) -> String;
-    fn upload_g1(&self, bases: &[blst_p1_affine]) -> Result<Self::G1, Self::Error>;
-    fn upload_g2(&self, bases: &[blst_p2_affine]) -> Result<Self::G2, Self::Error>;
+    /// Bases for the device; `streamed` asks to leave them in host memory
+    /// (honoured where [`Self::STREAMS`]).
+    fn upload_g1(
+        &self,
+        bases: &Arc<Vec<G1Affine>>,
+        streamed: bool,
+    ) -> Result<Self::G1, Self::Error>;
+    fn upload_g2(
+        &self,
+        bases: &Arc<Vec<G2Affine>>,
+        streamed: bool,
+    ) -> Result<Self::G2, Self::Error>;
+    /// Whether the crate can stream bases from host memory.
+    const STREAMS: bool = false;
     fn g1_len(bases: &Self::G1) -> usize;
     fn g2_len(bases: &Self::G2) -> usize;
     fn msm_g1(
@@ -69,12 +81,6 @@ pub trait DeviceApi: Send + Sync + 'static {
 /// same shape (both GPU crates name them alike).
 macro_rules! forward_device_api {
     ($dev:ty, $g1:ty, $g2:ty, $e:ty) => {
-        fn upload_g1(&self, bases: &[blst_p1_affine]) -> Result<$g1, $e> {
-            self.upload_g1_bases(bases)
-        }
-        fn upload_g2(&self, bases: &[blst_p2_affine]) -> Result<$g2, $e> {
-            self.upload_g2_bases(bases)
-        }
         fn g1_len(bases: &$g1) -> usize {
             bases.len()
         }
@@ -113,6 +119,17 @@ pub struct GpuBackend<D: DeviceApi> {
     open: Opener<D>,
     inner: RwLock<Arc<D>>,
     generation: AtomicU64,
+}
+
+/// The bases as blst's type, borrowed from the vector (no copy).
+pub(crate) fn raw_g1(bases: &[G1Affine]) -> &[blst_p1_affine] {
+    // SAFETY: G1Affine is repr(transparent) over blst_p1_affine.
+    unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const blst_p1_affine, bases.len()) }
+}
+
+pub(crate) fn raw_g2(bases: &[G2Affine]) -> &[blst_p2_affine] {
+    // SAFETY: G2Affine is repr(transparent) over blst_p2_affine.
+    unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const blst_p2_affine, bases.len()) }
 }
 
 /// Device bases tagged with the context generation they were uploaded to.
@@ -247,6 +264,34 @@ impl<D: DeviceApi> GpuBackend<D> {
         Ok(&r.bases)
     }
 
+    fn prepare_g1_placed(&self, bases: Arc<Vec<G1Affine>>, streamed: bool) -> Result<G1Bases> {
+        let (inner, generation) = self.current();
+        let dev = inner
+            .upload_g1(&bases, streamed)
+            .map_err(|e| self.fail(e, generation))?;
+        Ok(G1Bases {
+            host: bases,
+            device: Some(Arc::new(Resident {
+                generation,
+                bases: dev,
+            })),
+        })
+    }
+
+    fn prepare_g2_placed(&self, bases: Arc<Vec<G2Affine>>, streamed: bool) -> Result<G2Bases> {
+        let (inner, generation) = self.current();
+        let dev = inner
+            .upload_g2(&bases, streamed)
+            .map_err(|e| self.fail(e, generation))?;
+        Ok(G2Bases {
+            host: bases,
+            device: Some(Arc::new(Resident {
+                generation,
+                bases: dev,
+            })),
+        })
+    }
+
     /// One MSM input through a device call taking (scalars, density) from base 0.
     fn msm_input<P>(
         &self,
@@ -281,35 +326,23 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
     }
 
     fn prepare_g1(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {
-        // SAFETY: G1Affine is repr(transparent) over blst_p1_affine.
-        let raw = unsafe {
-            std::slice::from_raw_parts(bases.as_ptr() as *const blst_p1_affine, bases.len())
-        };
-        let (inner, generation) = self.current();
-        let dev = inner.upload_g1(raw).map_err(|e| self.fail(e, generation))?;
-        Ok(G1Bases {
-            host: bases,
-            device: Some(Arc::new(Resident {
-                generation,
-                bases: dev,
-            })),
-        })
+        self.prepare_g1_placed(bases, false)
     }
 
     fn prepare_g2(&self, bases: Arc<Vec<G2Affine>>) -> Result<G2Bases> {
-        // SAFETY: G2Affine is repr(transparent) over blst_p2_affine.
-        let raw = unsafe {
-            std::slice::from_raw_parts(bases.as_ptr() as *const blst_p2_affine, bases.len())
-        };
-        let (inner, generation) = self.current();
-        let dev = inner.upload_g2(raw).map_err(|e| self.fail(e, generation))?;
-        Ok(G2Bases {
-            host: bases,
-            device: Some(Arc::new(Resident {
-                generation,
-                bases: dev,
-            })),
-        })
+        self.prepare_g2_placed(bases, false)
+    }
+
+    fn streams_bases(&self) -> bool {
+        D::STREAMS
+    }
+
+    fn prepare_g1_streamed(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {
+        self.prepare_g1_placed(bases, true)
+    }
+
+    fn prepare_g2_streamed(&self, bases: Arc<Vec<G2Affine>>) -> Result<G2Bases> {
+        self.prepare_g2_placed(bases, true)
     }
 
     fn ntt(&self, values: &mut [Scalar], inverse: bool) -> Result<()> {
@@ -461,10 +494,14 @@ mod tests {
         fn describe(&self) -> String {
             "mock".into()
         }
-        fn upload_g1(&self, bases: &[blst_p1_affine]) -> Result<Vec<G1Affine>, Poisoned> {
-            Ok(g1s(bases))
+        fn upload_g1(
+            &self,
+            bases: &Arc<Vec<G1Affine>>,
+            _: bool,
+        ) -> Result<Vec<G1Affine>, Poisoned> {
+            Ok(g1s(raw_g1(bases)))
         }
-        fn upload_g2(&self, _: &[blst_p2_affine]) -> Result<(), Poisoned> {
+        fn upload_g2(&self, _: &Arc<Vec<G2Affine>>, _: bool) -> Result<(), Poisoned> {
             Ok(())
         }
         fn g1_len(b: &Vec<G1Affine>) -> usize {

@@ -85,6 +85,8 @@ pub struct PreparedParams {
 }
 
 impl PreparedParams {
+    /// Bases prepared as the backend sees fit (the cuda backend keeps them
+    /// resident where they fit in device memory and streams them otherwise).
     pub fn new(backend: &dyn Backend, params: Arc<Parameters>) -> Result<Self> {
         Ok(PreparedParams {
             h: backend.prepare_g1(params.h.clone())?,
@@ -92,6 +94,19 @@ impl PreparedParams {
             a: backend.prepare_g1(params.a.clone())?,
             b_g1: backend.prepare_g1(params.b_g1.clone())?,
             b_g2: backend.prepare_g2(params.b_g2.clone())?,
+            params,
+        })
+    }
+
+    /// Bases left in host memory and streamed to the device by every MSM, on a
+    /// backend that can stream them ([`Backend::streams_bases`]).
+    pub fn streamed(backend: &dyn Backend, params: Arc<Parameters>) -> Result<Self> {
+        Ok(PreparedParams {
+            h: backend.prepare_g1_streamed(params.h.clone())?,
+            l: backend.prepare_g1_streamed(params.l.clone())?,
+            a: backend.prepare_g1_streamed(params.a.clone())?,
+            b_g1: backend.prepare_g1_streamed(params.b_g1.clone())?,
+            b_g2: backend.prepare_g2_streamed(params.b_g2.clone())?,
             params,
         })
     }
@@ -123,6 +138,20 @@ pub trait Backend: Send + Sync {
 
     fn prepare_g1(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases>;
     fn prepare_g2(&self, bases: Arc<Vec<G2Affine>>) -> Result<G2Bases>;
+
+    /// Whether this backend can leave bases in host memory and stream them to its
+    /// device per MSM (for parameter sets larger than the device memory).
+    fn streams_bases(&self) -> bool {
+        false
+    }
+    /// Bases kept in host memory and streamed per MSM; backends that do not
+    /// stream prepare them as usual.
+    fn prepare_g1_streamed(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {
+        self.prepare_g1(bases)
+    }
+    fn prepare_g2_streamed(&self, bases: Arc<Vec<G2Affine>>) -> Result<G2Bases> {
+        self.prepare_g2(bases)
+    }
 
     /// In-place radix-2 NTT of a power-of-two-length vector (inverse includes the
     /// division by its length).

@@ -271,29 +271,48 @@ impl Shared {
         let backend = self.backends[device].as_ref();
         let bases = params.heap_bytes();
         let memory = backend.memory();
+        let mut streamed = false;
         if let Some((_, total)) = memory {
             // The device budget: resident bases plus one proof's working buffers
             // (a, b, c, H and scratch; a device worker runs one proof at a time).
             let working = 6 * (params.h.len() + 1) * std::mem::size_of::<crate::Scalar>();
             let limit = (total as f64 * self.config.device_memory_fraction) as usize;
             if held.resident + bases + working > limit {
-                return Err(Error::Backend {
-                    backend: backend.name(),
-                    message: format!(
-                        "these parameters need {} of device memory ({} of bases, {} of working buffers) \
-                         beside {} already resident, over the device budget of {} \
-                         (streaming bases from host memory is not implemented yet)",
-                        bytesize::ByteSize((bases + working) as u64),
-                        bytesize::ByteSize(bases as u64),
-                        bytesize::ByteSize(working as u64),
-                        bytesize::ByteSize(held.resident as u64),
-                        bytesize::ByteSize(limit as u64)
-                    ),
-                });
+                // Too large to keep: stream the bases from host memory per MSM, on a
+                // backend that can, when the working buffers alone fit.
+                streamed = backend.streams_bases() && held.resident + working <= limit;
+                if !streamed {
+                    return Err(Error::Backend {
+                        backend: backend.name(),
+                        message: format!(
+                            "these parameters need {} of device memory ({} of bases, {} of working buffers) \
+                             beside {} already resident, over the device budget of {}{}",
+                            bytesize::ByteSize((bases + working) as u64),
+                            bytesize::ByteSize(bases as u64),
+                            bytesize::ByteSize(working as u64),
+                            bytesize::ByteSize(held.resident as u64),
+                            bytesize::ByteSize(limit as u64),
+                            if backend.streams_bases() {
+                                ""
+                            } else {
+                                " (this backend cannot stream bases from host memory)"
+                            }
+                        ),
+                    });
+                }
+                log::info!(
+                    "device {device}: {} of bases over the device budget of {}: streaming them from host memory",
+                    bytesize::ByteSize(bases as u64),
+                    bytesize::ByteSize(limit as u64)
+                );
             }
         }
-        let p = Arc::new(PreparedParams::new(backend, params.clone())?);
-        if memory.is_some() {
+        let p = Arc::new(if streamed {
+            PreparedParams::streamed(backend, params.clone())?
+        } else {
+            PreparedParams::new(backend, params.clone())?
+        });
+        if memory.is_some() && !streamed {
             held.resident += bases;
         }
         held.sets.insert(key, p.clone());

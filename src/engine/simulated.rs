@@ -31,6 +31,10 @@ pub struct SimulatedDevice {
     fail_call: Option<usize>,
     fail_until: usize,
     calls: AtomicUsize,
+    /// Whether it can stream bases from host memory, and how many base sets it
+    /// prepared that way.
+    streams: bool,
+    streamed_sets: AtomicUsize,
 }
 
 impl SimulatedDevice {
@@ -44,7 +48,20 @@ impl SimulatedDevice {
             fail_call: None,
             fail_until: 0,
             calls: AtomicUsize::new(0),
+            streams: false,
+            streamed_sets: AtomicUsize::new(0),
         }
+    }
+
+    /// A device that can stream bases from host memory (like the cuda backend).
+    pub fn with_streaming(mut self) -> Self {
+        self.streams = true;
+        self
+    }
+
+    /// How many base sets were prepared to be streamed.
+    pub fn streamed_sets(&self) -> usize {
+        self.streamed_sets.load(Ordering::Acquire)
     }
 
     /// A device whose `n`-th critical path (1-based) reports an error.
@@ -140,6 +157,17 @@ impl Backend for SimulatedDevice {
             host: bases,
             device: self.tag(),
         })
+    }
+    fn streams_bases(&self) -> bool {
+        self.streams
+    }
+    fn prepare_g1_streamed(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {
+        self.streamed_sets.fetch_add(1, Ordering::AcqRel);
+        self.prepare_g1(bases)
+    }
+    fn prepare_g2_streamed(&self, bases: Arc<Vec<G2Affine>>) -> Result<G2Bases> {
+        self.streamed_sets.fetch_add(1, Ordering::AcqRel);
+        self.prepare_g2(bases)
     }
     fn ntt(&self, values: &mut [Scalar], inverse: bool) -> Result<()> {
         CpuBackend.ntt(values, inverse)

@@ -6,7 +6,10 @@
 //!   timed call, result back on the host.
 //! - ntt/{20,24}: forward NTT of 2^k elements already on the device.
 //! - g2_msm/{18,20}: the same over G2.
-//! - compute_h/20: the whole H computation for a 2^20 domain, transfers included.
+//! - compute_h/{20,24}: the whole H computation, transfers included.
+//! - g1_msm_26/{resident,streamed}: G1 MSM of 2^26 uniform scalars with the bases
+//!   on the device, and with them in host memory, streamed in chunks by the MSM
+//!   (only when CROSSGROTH_BENCH_MAX_LOG >= 26: 6 GiB of bases, 2 GiB of scalars).
 //!
 //! CROSSGROTH_BENCH_MAX_LOG caps the sizes (default 24).
 
@@ -169,16 +172,15 @@ fn benches(c: &mut Criterion) {
     g.finish();
 
     // ------------------------------------------------------------- compute_h
-    if max_log >= 20 {
-        let l = 20u32;
+    let mut g = c.benchmark_group("compute_h");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    for l in [20u32, 24].into_iter().filter(|&l| l <= max_log) {
         let m = 1usize << l;
         let a: Vec<blst_fr> = (0..m - 5).map(|_| random_fr_mont(&mut rng)).collect();
         let b: Vec<blst_fr> = (0..m - 5).map(|_| random_fr_mont(&mut rng)).collect();
         let cc: Vec<blst_fr> = a.iter().zip(&b).map(|(x, y)| host::fr_mul(x, y)).collect();
-        let mut g = c.benchmark_group("compute_h");
-        g.sample_size(10)
-            .warm_up_time(Duration::from_millis(500))
-            .measurement_time(Duration::from_secs(2));
         g.bench_with_input(BenchmarkId::from_parameter(l), &l, |bch, _| {
             bch.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
@@ -191,6 +193,48 @@ fn benches(c: &mut Criterion) {
                 total
             })
         });
+    }
+    g.finish();
+
+    // ------------------------------------------------- G1 MSM 2^26, both placements
+    if max_log >= 26 {
+        let n = 1usize << 26;
+        let bases = std::sync::Arc::new(random_bases(&mut rng, n));
+        let scalars: Vec<blst_fr> = (0..n).map(|_| random_fr_mont(&mut rng)).collect();
+        let mut g = c.benchmark_group("g1_msm_26");
+        g.sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(8));
+        let resident = gpu.upload_g1_bases(&bases).expect("upload bases");
+        let streamed = gpu.host_g1_bases(bases.clone());
+        eprintln!("g1_msm_26: streamed in chunks sized from the free device memory");
+        for (label, d) in [("resident", &resident), ("streamed", &streamed)] {
+            g.bench_function(label, |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let (_, t) = gpu.time(|g| g.msm_g1(d, &scalars, None)).expect("msm");
+                        total += t;
+                    }
+                    total
+                })
+            });
+        }
+        // the streamed MSM at a chunk size that a 24 GB card would use
+        gpu.set_stream_chunk(Some(1 << 24));
+        g.bench_function("streamed_chunks_2^24", |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let (_, t) = gpu
+                        .time(|g| g.msm_g1(&streamed, &scalars, None))
+                        .expect("msm");
+                    total += t;
+                }
+                total
+            })
+        });
+        gpu.set_stream_chunk(None);
         g.finish();
     }
 }

@@ -145,12 +145,8 @@ struct Kernels {
     msm_scan: CudaFunction,
     msm_scatter: CudaFunction,
     g: [CurveKernels; 2],
-    ntt_bitrev: CudaFunction,
     ntt_twiddles: CudaFunction,
-    ntt_stages_strided: CudaFunction,
-    ntt_stages_shared: CudaFunction,
-    fr_scale: CudaFunction,
-    fr_scale_powers: CudaFunction,
+    ntt_pass: CudaFunction,
     h_combine: CudaFunction,
 }
 
@@ -161,38 +157,6 @@ struct CurveKernels {
     sum_groups: CudaFunction,
     ones: CudaFunction,
     to_jacobian: CudaFunction,
-}
-
-/// Must match NTT_SHARED_LOG in kernels/ntt/ntt.cuh.
-const NTT_SHARED_LOG: u32 = 9;
-/// Must match NTT_STRIDED_LOG in kernels/ntt/ntt.cuh.
-const NTT_STRIDED_LOG: u32 = 10;
-
-/// Device-resident G1 bases (blst_p1_affine, identity = (0, 0)).
-pub struct G1Bases {
-    buf: CudaSlice<u64>,
-    len: usize,
-}
-/// Device-resident G2 bases (blst_p2_affine, identity = (0, 0)).
-pub struct G2Bases {
-    buf: CudaSlice<u64>,
-    len: usize,
-}
-impl G1Bases {
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-impl G2Bases {
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 }
 
 #[derive(Clone, Copy)]
@@ -222,26 +186,16 @@ pub struct CudaBackend {
     info: DeviceInfo,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    /// Uploads streamed bases beside the kernels (see bases.rs).
+    copy_stream: Mutex<Option<Arc<CudaStream>>>,
+    /// Bases per streamed chunk when set (0: sized from the free memory).
+    stream_chunk: std::sync::atomic::AtomicUsize,
     _module: Arc<CudaModule>,
     k: Kernels,
     lock: Mutex<()>,
     module_kind: &'static str,
     staging: Mutex<Option<Staging>>,
     twiddle_cache: Mutex<TwiddleCache>,
-}
-
-/// Fr elements resident on the device (blst_fr layout).
-pub struct FrBuffer {
-    buf: CudaSlice<u64>,
-    len: usize,
-}
-impl FrBuffer {
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 }
 
 macro_rules! launch {
@@ -262,6 +216,11 @@ macro_rules! launch {
         }
     }};
 }
+
+mod bases;
+mod ntt;
+pub use bases::{G1Bases, G2Bases, HostBases};
+pub use ntt::FrBuffer;
 
 /// NTT twiddle tables on the device, per (log_n, inverse).
 type TwiddleCache = std::collections::HashMap<(u32, bool), Arc<CudaSlice<u64>>>;
@@ -446,18 +405,16 @@ impl CudaBackend {
             msm_scan: f("msm_scan")?,
             msm_scatter: f("msm_scatter")?,
             g: [curve("g1")?, curve("g2")?],
-            ntt_bitrev: f("ntt_bitrev")?,
             ntt_twiddles: f("ntt_twiddles")?,
-            ntt_stages_strided: f("ntt_stages_strided")?,
-            ntt_stages_shared: f("ntt_stages_shared")?,
-            fr_scale: f("fr_scale")?,
-            fr_scale_powers: f("fr_scale_powers")?,
+            ntt_pass: f("ntt_pass")?,
             h_combine: f("h_combine")?,
         };
         Ok(CudaBackend {
             info,
             ctx,
             stream,
+            copy_stream: Mutex::new(None),
+            stream_chunk: std::sync::atomic::AtomicUsize::new(0),
             _module: module,
             k,
             lock: Mutex::new(()),
@@ -482,46 +439,6 @@ impl CudaBackend {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
-    }
-
-    /// Copies Fr elements to the device.
-    pub fn upload_fr(&self, v: &[blst_fr]) -> Result<FrBuffer, CudaError> {
-        let _g = self.guard();
-        let buf = self.upload_fr_raw(v, "Fr buffer")?;
-        self.sync("upload Fr")?;
-        Ok(FrBuffer { buf, len: v.len() })
-    }
-
-    /// Copies Fr elements back from the device.
-    pub fn download_fr(&self, b: &FrBuffer) -> Result<Vec<blst_fr>, CudaError> {
-        let _g = self.guard();
-        let mut out = vec![blst_fr::default(); b.len];
-        self.download_large(&b.buf, host::fr_as_u64s_mut(&mut out), "download Fr")?;
-        Ok(out)
-    }
-
-    /// [`Self::ntt`] on device-resident data (no transfers), e.g. for timing.
-    pub fn ntt_resident(
-        &self,
-        data: &mut FrBuffer,
-        log_n: u32,
-        inverse: bool,
-    ) -> Result<(), CudaError> {
-        if log_n > 31 || data.len != 1usize << log_n {
-            return Err(CudaError::InvalidInput(format!(
-                "NTT of {} elements with log_n = {log_n}",
-                data.len
-            )));
-        }
-        let _g = self.guard();
-        let tw = self.twiddles(log_n, inverse)?;
-        self.ntt_device(&mut data.buf, log_n, &tw)?;
-        if inverse && log_n > 0 {
-            let ninv = host::fr_arg(&host::fr_inv(&host::fr_from_u64(1u64 << log_n)));
-            let n32 = 1u32 << log_n;
-            launch!(self, self.k.fr_scale, n32, 256; &mut data.buf, &n32, &ninv);
-        }
-        self.sync("NTT")
     }
 
     /// (free, total) device memory in bytes.
@@ -708,112 +625,6 @@ impl CudaBackend {
             }
         }
         self.sync(what)
-    }
-
-    /// Copies G1 bases to the device (resident until dropped).
-    pub fn upload_g1_bases(&self, bases: &[blst_p1_affine]) -> Result<G1Bases, CudaError> {
-        let _g = self.guard();
-        // SAFETY: blst_p1_affine is repr(C) {blst_fp x, y}, 12 u64.
-        let words =
-            unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const u64, bases.len() * 12) };
-        let buf = self.upload_large(words, "G1 bases")?;
-        self.sync("upload G1 bases")?;
-        Ok(G1Bases {
-            buf,
-            len: bases.len(),
-        })
-    }
-
-    /// Copies G2 bases to the device (resident until dropped).
-    pub fn upload_g2_bases(&self, bases: &[blst_p2_affine]) -> Result<G2Bases, CudaError> {
-        let _g = self.guard();
-        // SAFETY: blst_p2_affine is repr(C) {blst_fp2 x, y}, 24 u64.
-        let words =
-            unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const u64, bases.len() * 24) };
-        let buf = self.upload_large(words, "G2 bases")?;
-        self.sync("upload G2 bases")?;
-        Ok(G2Bases {
-            buf,
-            len: bases.len(),
-        })
-    }
-
-    /// Σ scalars[i] · bases[rank(i)] over G1.
-    ///
-    /// Without a density, rank(i) = i and `scalars.len() <= bases.len()`.
-    /// With a density bitmap (bit i of word i / 64 set = variable i included),
-    /// `scalars` holds one value per variable (the whole assignment), variables
-    /// whose bit is clear are skipped, and an included variable i uses base
-    /// number rank(i) = number of included variables before i: the bases hold
-    /// only the included variables, in order (bellperson's layout). The bitmap
-    /// must cover `scalars.len()` bits; bits beyond it are ignored.
-    /// Scalars are blst_fr in Montgomery form.
-    pub fn msm_g1(
-        &self,
-        bases: &G1Bases,
-        scalars: &[blst_fr],
-        density: Option<&[u64]>,
-    ) -> Result<blst_p1, CudaError> {
-        let words = self.msm(Curve::G1, &bases.buf, bases.len, scalars, density)?;
-        let pts: Vec<blst_p1> = words
-            .chunks_exact(18)
-            .map(|w| {
-                let mut p = blst_p1::default();
-                p.x.l.copy_from_slice(&w[0..6]);
-                p.y.l.copy_from_slice(&w[6..12]);
-                p.z.l.copy_from_slice(&w[12..18]);
-                p
-            })
-            .collect();
-        let (windows, ones) = (&pts[1..pts.len() - 1], &pts[pts.len() - 1]);
-        let c = self.last_c(scalars.len(), density);
-        let mut acc = blst_p1::default();
-        for w in windows.iter().rev() {
-            for _ in 0..c {
-                unsafe { blst_p1_double(&mut acc, &acc) };
-            }
-            unsafe { blst_p1_add_or_double(&mut acc, &acc, w) };
-        }
-        unsafe { blst_p1_add_or_double(&mut acc, &acc, ones) };
-        Ok(acc)
-    }
-
-    /// Σ scalars[i] · bases[rank(i)] over G2; see [`Self::msm_g1`].
-    pub fn msm_g2(
-        &self,
-        bases: &G2Bases,
-        scalars: &[blst_fr],
-        density: Option<&[u64]>,
-    ) -> Result<blst_p2, CudaError> {
-        let words = self.msm(Curve::G2, &bases.buf, bases.len, scalars, density)?;
-        let pts: Vec<blst_p2> = words
-            .chunks_exact(36)
-            .map(|w| {
-                let mut p = blst_p2::default();
-                p.x.fp[0].l.copy_from_slice(&w[0..6]);
-                p.x.fp[1].l.copy_from_slice(&w[6..12]);
-                p.y.fp[0].l.copy_from_slice(&w[12..18]);
-                p.y.fp[1].l.copy_from_slice(&w[18..24]);
-                p.z.fp[0].l.copy_from_slice(&w[24..30]);
-                p.z.fp[1].l.copy_from_slice(&w[30..36]);
-                p
-            })
-            .collect();
-        let (windows, ones) = (&pts[1..pts.len() - 1], &pts[pts.len() - 1]);
-        let c = self.last_c(scalars.len(), density);
-        let mut acc = blst_p2::default();
-        for w in windows.iter().rev() {
-            for _ in 0..c {
-                unsafe { blst_p2_double(&mut acc, &acc) };
-            }
-            unsafe { blst_p2_add_or_double(&mut acc, &acc, w) };
-        }
-        unsafe { blst_p2_add_or_double(&mut acc, &acc, ones) };
-        Ok(acc)
-    }
-
-    fn last_c(&self, n: usize, density: Option<&[u64]>) -> u32 {
-        window_bits(effective_terms(n, density))
     }
 
     /// Runs the device MSM; returns Jacobian words: a dummy point, the nwin
@@ -1048,163 +859,6 @@ impl CudaBackend {
         ));
         drop((buckets, heads, heads2, segs, tmp));
         Ok(words)
-    }
-
-    // ------------------------------------------------------------------ NTT
-
-    fn upload_fr_raw(&self, v: &[blst_fr], what: &str) -> Result<CudaSlice<u64>, CudaError> {
-        self.upload_large(host::fr_as_u64s(v), what)
-    }
-
-    /// Twiddle table omega^j (j < n/2) for a 2^log_n transform (omega^-1 when
-    /// inverse).
-    fn twiddles(&self, log_n: u32, inverse: bool) -> Result<Arc<CudaSlice<u64>>, CudaError> {
-        if let Some(t) = self
-            .twiddle_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&(log_n, inverse))
-        {
-            return Ok(t.clone());
-        }
-        let mut w = host::omega(log_n);
-        if inverse {
-            w = host::fr_inv(&w);
-        }
-        let count = 1u64 << (log_n.max(1) - 1);
-        let (lo, hi, lo_bits) = host::split_power_tables(&w, count);
-        let d_lo = self.upload_fr_raw(&lo, "twiddle table")?;
-        let d_hi = self.upload_fr_raw(&hi, "twiddle table")?;
-        let mut tw = self.alloc_u64(4 * count as usize, "twiddles")?;
-        let count32 = count as u32;
-        launch!(self, self.k.ntt_twiddles, count, 256; &mut tw, &d_lo, &d_hi, &lo_bits, &count32);
-        let tw = Arc::new(tw);
-        self.twiddle_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert((log_n, inverse), tw.clone());
-        Ok(tw)
-    }
-
-    /// Unscaled transform in place on the device: with inverse = true it uses
-    /// omega^-1 and does NOT multiply by n^-1.
-    fn ntt_device(
-        &self,
-        buf: &mut CudaSlice<u64>,
-        log_n: u32,
-        tw: &CudaSlice<u64>,
-    ) -> Result<(), CudaError> {
-        if log_n == 0 {
-            return Ok(());
-        }
-        let n = 1u64 << log_n;
-        launch!(self, self.k.ntt_bitrev, n, 256; &mut *buf, &log_n);
-        let nst = log_n.min(NTT_SHARED_LOG);
-        {
-            let threads = (n / 2) as u32;
-            let block = 1u32 << (nst - 1);
-            launch!(self, self.k.ntt_stages_shared, threads, block; &mut *buf, tw, &log_n, &nst);
-        }
-        // The remaining stages, up to 8 at a time, in shared memory.
-        let mut s = nst;
-        while s < log_n {
-            let k = (log_n - s).min(8);
-            let g = (NTT_STRIDED_LOG - k).min(s);
-            let threads = n / 2;
-            let block = 1u32 << (g + k - 1);
-            launch!(self, self.k.ntt_stages_strided, threads, block; &mut *buf, tw, &log_n, &s, &k, &g);
-            s += k;
-        }
-        Ok(())
-    }
-
-    /// In-place NTT of 2^log_n elements (natural order in and out) with
-    /// omega = ROOT_OF_UNITY^(2^(32 - log_n)); inverse = true computes the
-    /// inverse transform including the factor n^-1 (bellperson's `ifft`).
-    pub fn ntt(&self, data: &mut [blst_fr], log_n: u32, inverse: bool) -> Result<(), CudaError> {
-        if log_n > 31 || data.len() != 1usize << log_n {
-            return Err(CudaError::InvalidInput(format!(
-                "NTT of {} elements with log_n = {log_n}",
-                data.len()
-            )));
-        }
-        let _g = self.guard();
-        let mut buf = self.upload_fr_raw(data, "NTT data")?;
-        let tw = self.twiddles(log_n, inverse)?;
-        self.ntt_device(&mut buf, log_n, &tw)?;
-        if inverse && log_n > 0 {
-            let ninv = host::fr_arg(&host::fr_inv(&host::fr_from_u64(1u64 << log_n)));
-            let n32 = 1u32 << log_n;
-            launch!(self, self.k.fr_scale, n32, 256; &mut buf, &n32, &ninv);
-        }
-        self.download_large(&buf, host::fr_as_u64s_mut(data), "NTT")
-    }
-
-    /// The Groth16 quotient polynomial H for a 2^log_m domain (bellperson's
-    /// steps): a, b, c (each at most m long, zero-padded) are interpolated
-    /// (inverse NTT), evaluated on the coset g·<omega> (g = 7), combined as
-    /// (a·b − c)·(g^m − 1)^-1 and interpolated back from the coset; the first
-    /// m − 1 coefficients are returned (Montgomery form).
-    pub fn compute_h(
-        &self,
-        a: &[blst_fr],
-        b: &[blst_fr],
-        c: &[blst_fr],
-        log_m: u32,
-    ) -> Result<Vec<blst_fr>, CudaError> {
-        if log_m == 0 || log_m > 28 {
-            return Err(CudaError::InvalidInput(format!(
-                "compute_h: log_m = {log_m} is out of range 1..=28"
-            )));
-        }
-        let m = 1usize << log_m;
-        for (name, v) in [("a", a), ("b", b), ("c", c)] {
-            if v.len() > m {
-                return Err(CudaError::InvalidInput(format!(
-                    "compute_h: {name} has {} > 2^{log_m} elements",
-                    v.len()
-                )));
-            }
-        }
-        let _g = self.guard();
-        let m32 = m as u32;
-        let g = host::fr_from_u64(host::COSET_GENERATOR);
-        let ginv = host::fr_inv(&g);
-        let minv = host::fr_inv(&host::fr_from_u64(m as u64));
-        // (g^m - 1)^-1
-        let zinv = host::fr_inv(&host::fr_sub(&host::fr_pow(&g, m as u64), &host::fr_one()));
-        let (glo, ghi, gbits) = host::split_power_tables(&g, m as u64);
-        let (ilo, ihi, ibits) = host::split_power_tables(&ginv, m as u64);
-        let d_glo = self.upload_fr_raw(&glo, "coset table")?;
-        let d_ghi = self.upload_fr_raw(&ghi, "coset table")?;
-        let d_ilo = self.upload_fr_raw(&ilo, "coset table")?;
-        let d_ihi = self.upload_fr_raw(&ihi, "coset table")?;
-        let tw_f = self.twiddles(log_m, false)?;
-        let tw_i = self.twiddles(log_m, true)?;
-        let minv_arg = host::fr_arg(&minv);
-        let zinv_arg = host::fr_arg(&zinv);
-
-        let mut bufs = Vec::with_capacity(3);
-        for (name, v) in [("a", a), ("b", b), ("c", c)] {
-            let mut d = self.upload_large_padded(host::fr_as_u64s(v), 4 * m, name)?;
-            // iNTT (omega^-1), then x m^-1 x g^i in one pass, then NTT.
-            self.ntt_device(&mut d, log_m, &tw_i)?;
-            launch!(self, self.k.fr_scale_powers, m32, 256; &mut d, &m32, &minv_arg, &d_glo, &d_ghi, &gbits);
-            self.ntt_device(&mut d, log_m, &tw_f)?;
-            bufs.push(d);
-        }
-        let mut cb = bufs.pop().unwrap();
-        let bb = bufs.pop().unwrap();
-        let mut ab = bufs.pop().unwrap();
-        launch!(self, self.k.h_combine, m32, 256; &mut ab, &bb, &cb, &m32, &zinv_arg);
-        drop(bb);
-        let _ = &mut cb;
-        drop(cb);
-        self.ntt_device(&mut ab, log_m, &tw_i)?;
-        launch!(self, self.k.fr_scale_powers, m32, 256; &mut ab, &m32, &minv_arg, &d_ilo, &d_ihi, &ibits);
-        let mut h = vec![blst_fr::default(); m - 1];
-        self.download_large(&ab, host::fr_as_u64s_mut(&mut h), "compute_h")?;
-        Ok(h)
     }
 
     // --------------------------------------------------------------- timing

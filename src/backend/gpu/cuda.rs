@@ -2,10 +2,27 @@
 
 use blst::{blst_fr, blst_p1, blst_p1_affine, blst_p2, blst_p2_affine};
 use crossgroth_cuda as cuda;
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::{err, CudaBackend, DeviceApi, GpuBackend};
+use super::{err, raw_g1, raw_g2, CudaBackend, DeviceApi, GpuBackend};
 use crate::error::{Error, Result};
+use crate::{G1Affine, G2Affine};
+
+/// A parameter file's bases seen as blst's type, for streaming from host memory
+/// without a copy.
+struct HostG1(Arc<Vec<G1Affine>>);
+impl AsRef<[blst_p1_affine]> for HostG1 {
+    fn as_ref(&self) -> &[blst_p1_affine] {
+        raw_g1(&self.0)
+    }
+}
+struct HostG2(Arc<Vec<G2Affine>>);
+impl AsRef<[blst_p2_affine]> for HostG2 {
+    fn as_ref(&self) -> &[blst_p2_affine] {
+        raw_g2(&self.0)
+    }
+}
 
 impl DeviceApi for cuda::CudaBackend {
     const NAME: &'static str = "cuda";
@@ -30,6 +47,33 @@ impl DeviceApi for cuda::CudaBackend {
             i.compute_capability.0,
             i.compute_capability.1
         )
+    }
+    const STREAMS: bool = true;
+    /// Resident where they fit beside an MSM over them, else streamed; always
+    /// streamed when asked.
+    fn upload_g1(
+        &self,
+        bases: &Arc<Vec<G1Affine>>,
+        streamed: bool,
+    ) -> Result<cuda::G1Bases, cuda::CudaError> {
+        let host = Arc::new(HostG1(bases.clone()));
+        if streamed {
+            Ok(self.host_g1_bases(host))
+        } else {
+            self.prepare_g1_bases(host)
+        }
+    }
+    fn upload_g2(
+        &self,
+        bases: &Arc<Vec<G2Affine>>,
+        streamed: bool,
+    ) -> Result<cuda::G2Bases, cuda::CudaError> {
+        let host = Arc::new(HostG2(bases.clone()));
+        if streamed {
+            Ok(self.host_g2_bases(host))
+        } else {
+            self.prepare_g2_bases(host)
+        }
     }
     forward_device_api!(
         cuda::CudaBackend,

@@ -1,11 +1,14 @@
 //! The wgpu backend: `crossgroth-wgpu` as a [`DeviceApi`].
 
-use blst::{blst_fr, blst_p1, blst_p1_affine, blst_p2, blst_p2_affine};
+use blst::{blst_fr, blst_p1, blst_p2};
 use crossgroth_wgpu as wg;
 use std::time::Duration;
 
-use super::{DeviceApi, GpuBackend, WgpuBackend};
+use std::sync::Arc;
+
+use super::{raw_g1, raw_g2, DeviceApi, GpuBackend, WgpuBackend};
 use crate::error::Result;
+use crate::{G1Affine, G2Affine};
 
 /// Which WGSL field code to use.
 pub type WgpuOptions = wg::Options;
@@ -24,6 +27,21 @@ impl DeviceApi for wg::WgpuBackend {
     }
     fn describe(&self) -> String {
         self.info()
+    }
+    /// Always resident: the wgpu backend does not stream bases.
+    fn upload_g1(
+        &self,
+        bases: &Arc<Vec<G1Affine>>,
+        _streamed: bool,
+    ) -> Result<wg::G1Bases, wg::WgpuError> {
+        self.upload_g1_bases(raw_g1(bases))
+    }
+    fn upload_g2(
+        &self,
+        bases: &Arc<Vec<G2Affine>>,
+        _streamed: bool,
+    ) -> Result<wg::G2Bases, wg::WgpuError> {
+        self.upload_g2_bases(raw_g2(bases))
     }
     forward_device_api!(wg::WgpuBackend, wg::G1Bases, wg::G2Bases, wg::WgpuError);
     fn memory(&self) -> Option<(usize, usize)> {

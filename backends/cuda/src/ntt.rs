@@ -1,0 +1,366 @@
+//! NTTs over Fr and the Groth16 H computation on the device.
+//!
+//! A transform is a few passes of `ntt_pass` (kernels/ntt/ntt.cuh): the first
+//! reads its input through the bit-reversal permutation into a second buffer,
+//! the others work in place there, and the last scales its output when asked
+//! (n^-1, coset powers). A 2^24 transform is three passes over device memory.
+
+use std::sync::Arc;
+
+use blst::blst_fr;
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+
+use crate::{host, CudaBackend, CudaError};
+
+/// Must match NTT_BLOCK_LOG in kernels/ntt/ntt.cuh: a block holds at most
+/// 2^NTT_BLOCK_LOG elements.
+const NTT_BLOCK_LOG: u32 = 10;
+/// Stages per pass at most (leaves at least 2 groups per block for runs of
+/// contiguous memory accesses).
+const NTT_PASS_MAX: u32 = NTT_BLOCK_LOG - 1;
+
+/// Fr elements resident on the device (blst_fr layout).
+pub struct FrBuffer {
+    pub(crate) buf: CudaSlice<u64>,
+    pub(crate) len: usize,
+}
+impl FrBuffer {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// What the last pass multiplies its output by.
+enum OutputScale<'a> {
+    None,
+    /// Every element by one constant (n^-1 of an inverse transform).
+    Constant(blst_fr),
+    /// Element i by lo[i & (2^bits - 1)] * hi[i >> bits] (a constant times the
+    /// coset generator's powers; the constant is folded into lo).
+    Powers {
+        lo: &'a CudaSlice<u64>,
+        hi: &'a CudaSlice<u64>,
+        bits: u32,
+    },
+}
+
+/// One pass of a transform's plan: stages s0 .. s0 + k, 2^g groups per block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pass {
+    s0: u32,
+    k: u32,
+    g: u32,
+}
+
+/// The passes of a 2^log_n transform: as few as the block size allows, with the
+/// stages spread evenly (earlier passes take the remainder).
+fn plan(log_n: u32) -> Vec<Pass> {
+    if log_n == 0 {
+        return Vec::new();
+    }
+    let npass = if log_n <= NTT_BLOCK_LOG {
+        1
+    } else {
+        log_n.div_ceil(NTT_PASS_MAX)
+    };
+    let mut passes = Vec::with_capacity(npass as usize);
+    let mut s0 = 0;
+    for i in 0..npass {
+        let k = log_n / npass + u32::from(i < log_n % npass);
+        // groups available to a block: the first pass has 2^(log_n - k) groups
+        // along the high bits, later ones 2^s0 along the low bits.
+        let room = if i == 0 { log_n - k } else { s0 };
+        passes.push(Pass {
+            s0,
+            k,
+            g: (NTT_BLOCK_LOG - k).min(room),
+        });
+        s0 += k;
+    }
+    passes
+}
+
+/// Host-side multiply of every element of `v` by `c`.
+fn scaled(v: &[blst_fr], c: &blst_fr) -> Vec<blst_fr> {
+    v.iter().map(|x| host::fr_mul(x, c)).collect()
+}
+
+impl CudaBackend {
+    /// Copies Fr elements to the device.
+    pub fn upload_fr(&self, v: &[blst_fr]) -> Result<FrBuffer, CudaError> {
+        let _g = self.guard();
+        let buf = self.upload_fr_raw(v, "Fr buffer")?;
+        self.sync("upload Fr")?;
+        Ok(FrBuffer { buf, len: v.len() })
+    }
+
+    /// Copies Fr elements back from the device.
+    pub fn download_fr(&self, b: &FrBuffer) -> Result<Vec<blst_fr>, CudaError> {
+        let _g = self.guard();
+        let mut out = vec![blst_fr::default(); b.len];
+        self.download_large(&b.buf, host::fr_as_u64s_mut(&mut out), "download Fr")?;
+        Ok(out)
+    }
+
+    fn upload_fr_raw(&self, v: &[blst_fr], what: &str) -> Result<CudaSlice<u64>, CudaError> {
+        self.upload_large(host::fr_as_u64s(v), what)
+    }
+
+    fn check_ntt_len(len: usize, log_n: u32) -> Result<(), CudaError> {
+        if log_n > 31 || len != 1usize << log_n {
+            return Err(CudaError::InvalidInput(format!(
+                "NTT of {len} elements with log_n = {log_n}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// In-place NTT of 2^log_n elements (natural order in and out) with
+    /// omega = ROOT_OF_UNITY^(2^(32 - log_n)); inverse = true computes the
+    /// inverse transform including the factor n^-1 (bellperson's `ifft`).
+    pub fn ntt(&self, data: &mut [blst_fr], log_n: u32, inverse: bool) -> Result<(), CudaError> {
+        Self::check_ntt_len(data.len(), log_n)?;
+        let _g = self.guard();
+        let mut buf = self.upload_fr_raw(data, "NTT data")?;
+        self.ntt_scaled(&mut buf, log_n, inverse)?;
+        self.download_large(&buf, host::fr_as_u64s_mut(data), "NTT")
+    }
+
+    /// [`Self::ntt`] on device-resident data (no transfers), e.g. for timing.
+    pub fn ntt_resident(
+        &self,
+        data: &mut FrBuffer,
+        log_n: u32,
+        inverse: bool,
+    ) -> Result<(), CudaError> {
+        Self::check_ntt_len(data.len, log_n)?;
+        let _g = self.guard();
+        self.ntt_scaled(&mut data.buf, log_n, inverse)?;
+        self.sync("NTT")
+    }
+
+    /// The transform of [`Self::ntt`] on a device buffer (n^-1 included when
+    /// inverse).
+    fn ntt_scaled(
+        &self,
+        buf: &mut CudaSlice<u64>,
+        log_n: u32,
+        inverse: bool,
+    ) -> Result<(), CudaError> {
+        let tw = self.twiddles(log_n, inverse)?;
+        let scale = if inverse && log_n > 0 {
+            OutputScale::Constant(host::fr_inv(&host::fr_from_u64(1u64 << log_n)))
+        } else {
+            OutputScale::None
+        };
+        self.ntt_device(buf, log_n, &tw, scale)
+    }
+
+    /// Twiddle table omega^j (j < n/2) for a 2^log_n transform (omega^-1 when
+    /// inverse), cached per size and direction.
+    fn twiddles(&self, log_n: u32, inverse: bool) -> Result<Arc<CudaSlice<u64>>, CudaError> {
+        if let Some(t) = self
+            .twiddle_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(log_n, inverse))
+        {
+            return Ok(t.clone());
+        }
+        let mut w = host::omega(log_n);
+        if inverse {
+            w = host::fr_inv(&w);
+        }
+        let count = 1u64 << (log_n.max(1) - 1);
+        let (lo, hi, lo_bits) = host::split_power_tables(&w, count);
+        let d_lo = self.upload_fr_raw(&lo, "twiddle table")?;
+        let d_hi = self.upload_fr_raw(&hi, "twiddle table")?;
+        let mut tw = self.alloc_u64(4 * count as usize, "twiddles")?;
+        let count32 = count as u32;
+        launch!(self, self.k.ntt_twiddles, count, 256; &mut tw, &d_lo, &d_hi, &lo_bits, &count32);
+        let tw = Arc::new(tw);
+        self.twiddle_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((log_n, inverse), tw.clone());
+        Ok(tw)
+    }
+
+    /// The transform's passes on the device; `buf` is replaced by the buffer
+    /// that holds the result (the first pass is out of place).
+    fn ntt_device(
+        &self,
+        buf: &mut CudaSlice<u64>,
+        log_n: u32,
+        tw: &CudaSlice<u64>,
+        scale: OutputScale<'_>,
+    ) -> Result<(), CudaError> {
+        let n = 1usize << log_n;
+        let passes = plan(log_n);
+        if passes.is_empty() {
+            // A one-point transform is the identity, and its n^-1 is 1; compute_h
+            // never asks for a coset scale on one point.
+            debug_assert!(!matches!(scale, OutputScale::Powers { .. }));
+            return Ok(());
+        }
+        let mut out = self.alloc_u64(4 * n, "NTT buffer")?;
+        // blocks of fewer threads than butterflies (CROSSGROTH_CUDA_NTT_THREADS_SHIFT, for tuning)
+        let shift: u32 = std::env::var("CROSSGROTH_CUDA_NTT_THREADS_SHIFT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+            .min(3);
+        let null: u64 = 0;
+        let zero = [0u64; 4];
+        for (i, p) in passes.iter().enumerate() {
+            let first = u32::from(i == 0);
+            let last = i + 1 == passes.len();
+            let block = ((1u32 << (p.g + p.k - 1)) >> shift).max(32);
+            let grid = (n >> (p.g + p.k)) as u32;
+            let cfg = LaunchConfig {
+                grid_dim: (grid, 1, 1),
+                block_dim: (block, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let (mode, c): (u32, [u64; 4]) = match (&scale, last) {
+                (OutputScale::Constant(c), true) => (1, c.l),
+                (OutputScale::Powers { .. }, true) => (2, zero),
+                _ => (0, zero),
+            };
+            // Later passes read and write `out` (in place); the kernel gets its
+            // address twice.
+            let src: u64 = if i == 0 {
+                let (ptr, _read) = buf.device_ptr(&self.stream);
+                ptr
+            } else {
+                let (ptr, _read) = out.device_ptr(&self.stream);
+                ptr
+            };
+            let mut b = self.stream.launch_builder(&self.k.ntt_pass);
+            b.arg(&src)
+                .arg(&mut out)
+                .arg(tw)
+                .arg(&log_n)
+                .arg(&p.s0)
+                .arg(&p.k)
+                .arg(&p.g)
+                .arg(&first)
+                .arg(&mode)
+                .arg(&c);
+            match (&scale, last) {
+                (OutputScale::Powers { lo, hi, bits }, true) => {
+                    b.arg(*lo).arg(*hi).arg(bits);
+                }
+                _ => {
+                    b.arg(&null).arg(&null).arg(&0u32);
+                }
+            }
+            // SAFETY: the arguments match ntt_pass's signature; `out` and `buf`
+            // hold n elements, the grid covers n / 2^(g + k) blocks of that many
+            // elements, tw holds n / 2 twiddles and the scale tables cover n.
+            unsafe { b.launch(cfg) }.map_err(|e| CudaError::launch("ntt_pass", e))?;
+        }
+        std::mem::swap(buf, &mut out);
+        Ok(())
+    }
+
+    /// The Groth16 quotient polynomial H for a 2^log_m domain (bellperson's
+    /// steps): a, b, c (each at most m long, zero-padded) are interpolated
+    /// (inverse NTT), evaluated on the coset g·<omega> (g = 7), combined as
+    /// (a·b − c)·(g^m − 1)^-1 and interpolated back from the coset; the first
+    /// m − 1 coefficients are returned (Montgomery form).
+    pub fn compute_h(
+        &self,
+        a: &[blst_fr],
+        b: &[blst_fr],
+        c: &[blst_fr],
+        log_m: u32,
+    ) -> Result<Vec<blst_fr>, CudaError> {
+        if log_m == 0 || log_m > 28 {
+            return Err(CudaError::InvalidInput(format!(
+                "compute_h: log_m = {log_m} is out of range 1..=28"
+            )));
+        }
+        let m = 1usize << log_m;
+        for (name, v) in [("a", a), ("b", b), ("c", c)] {
+            if v.len() > m {
+                return Err(CudaError::InvalidInput(format!(
+                    "compute_h: {name} has {} > 2^{log_m} elements",
+                    v.len()
+                )));
+            }
+        }
+        let _g = self.guard();
+        let m32 = m as u32;
+        let g = host::fr_from_u64(host::COSET_GENERATOR);
+        let ginv = host::fr_inv(&g);
+        let minv = host::fr_inv(&host::fr_from_u64(m as u64));
+        // (g^m - 1)^-1
+        let zinv = host::fr_inv(&host::fr_sub(&host::fr_pow(&g, m as u64), &host::fr_one()));
+        // m^-1 g^i and m^-1 g^-i: the scale after each inverse transform.
+        let (glo, ghi, gbits) = host::split_power_tables(&g, m as u64);
+        let (ilo, ihi, ibits) = host::split_power_tables(&ginv, m as u64);
+        let d_glo = self.upload_fr_raw(&scaled(&glo, &minv), "coset table")?;
+        let d_ghi = self.upload_fr_raw(&ghi, "coset table")?;
+        let d_ilo = self.upload_fr_raw(&scaled(&ilo, &minv), "coset table")?;
+        let d_ihi = self.upload_fr_raw(&ihi, "coset table")?;
+        let to_coset = || OutputScale::Powers {
+            lo: &d_glo,
+            hi: &d_ghi,
+            bits: gbits,
+        };
+        let tw_f = self.twiddles(log_m, false)?;
+        let tw_i = self.twiddles(log_m, true)?;
+        let zinv_arg = host::fr_arg(&zinv);
+
+        let mut bufs = Vec::with_capacity(3);
+        for (name, v) in [("a", a), ("b", b), ("c", c)] {
+            let mut d = self.upload_large_padded(host::fr_as_u64s(v), 4 * m, name)?;
+            // iNTT (omega^-1) with x m^-1 g^i fused in, then NTT: the values on the coset.
+            self.ntt_device(&mut d, log_m, &tw_i, to_coset())?;
+            self.ntt_device(&mut d, log_m, &tw_f, OutputScale::None)?;
+            bufs.push(d);
+        }
+        let cb = bufs.pop().expect("three buffers");
+        let bb = bufs.pop().expect("three buffers");
+        let mut ab = bufs.pop().expect("three buffers");
+        launch!(self, self.k.h_combine, m32, 256; &mut ab, &bb, &cb, &m32, &zinv_arg);
+        drop((bb, cb));
+        let from_coset = OutputScale::Powers {
+            lo: &d_ilo,
+            hi: &d_ihi,
+            bits: ibits,
+        };
+        self.ntt_device(&mut ab, log_m, &tw_i, from_coset)?;
+        let mut h = vec![blst_fr::default(); m - 1];
+        self.download_large(&ab, host::fr_as_u64s_mut(&mut h), "compute_h")?;
+        Ok(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_cover_every_stage_once_within_a_block() {
+        for log_n in 1..=28 {
+            let p = plan(log_n);
+            let mut s = 0;
+            for (i, pass) in p.iter().enumerate() {
+                assert_eq!(pass.s0, s, "log_n {log_n}");
+                assert!(pass.k >= 1 && pass.g + pass.k <= NTT_BLOCK_LOG, "{pass:?}");
+                let room = if i == 0 { log_n - pass.k } else { pass.s0 };
+                assert!(pass.g <= room, "{pass:?}");
+                s += pass.k;
+            }
+            assert_eq!(s, log_n);
+        }
+        assert_eq!(plan(24).len(), 3);
+        assert_eq!(plan(20).len(), 3);
+        assert_eq!(plan(10).len(), 1);
+    }
+}
