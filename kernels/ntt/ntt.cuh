@@ -42,10 +42,10 @@ __device__ __forceinline__ u32 bitrev_bits(u32 x, u32 bits) { return bits == 0 ?
 // slo[p & (2^sbits - 1)] * shi[p >> sbits] (c is then folded into slo).
 // in and out may be the same buffer (later passes): a block reads all its
 // elements before writing any, and no two blocks share an element.
-extern "C" __global__ void __launch_bounds__(512) ntt_pass(const fr_t* in, fr_t* out, const fr_t* __restrict__ tw,
-                                                           u32 log_n, u32 s0, u32 k, u32 g, u32 first, u32 scale,
-                                                           fr_t c, const fr_t* __restrict__ slo,
-                                                           const fr_t* __restrict__ shi, u32 sbits) {
+template <bool RADIX4>
+__device__ __forceinline__ void ntt_pass_body(const fr_t* in, fr_t* out, const fr_t* __restrict__ tw, u32 log_n,
+                                              u32 s0, u32 k, u32 g, u32 first, u32 scale, fr_t c,
+                                              const fr_t* __restrict__ slo, const fr_t* __restrict__ shi, u32 sbits) {
     __shared__ fr_t sh[1 << NTT_BLOCK_LOG];
     const u32 E = 1u << (g + k);
     const u32 gmask = (1u << g) - 1;
@@ -70,8 +70,43 @@ extern "C" __global__ void __launch_bounds__(512) ntt_pass(const fr_t* in, fr_t*
     }
     __syncthreads();
 
+    u32 r = 0;
+    if (RADIX4) {
+        // Two stages per round: each thread takes quads of positions
+        // j0, j0 + m, j0 + 2m, j0 + 3m (m = 2^r) through stages r and r + 1 in
+        // registers; half the barriers, three twiddles per four products.
+        const u32 quarter = E >> 2;
+        for (; r + 1 < k; r += 2) {
+            const u32 mloc = 1u << r;
+            const u32 tw_shift = log_n - 1 - (s0 + r);
+            for (u32 qt = t; qt < quarter; qt += blockDim.x) {
+                const u32 lo = qt & gmask, q = qt >> g;
+                const u32 jj = q & (mloc - 1);
+                const u32 j0 = ((q >> r) << (r + 2)) + jj;
+                const u32 e0 = (j0 << g) | lo, step = mloc << g;
+                const u32 jglob = first ? jj : (low_base + lo + (jj << s0));
+                const u32 jglob_m = first ? (jj + mloc) : (jglob + (mloc << s0));
+                fr_t x0 = sh[e0], x1 = sh[e0 + step], x2 = sh[e0 + 2 * step], x3 = sh[e0 + 3 * step];
+                if (!(first && r == 0)) {
+                    const fr_t w = tw[jglob << tw_shift];
+                    x1 = x1 * w;
+                    x3 = x3 * w;
+                }
+                fr_t y0 = x0 + x1, y1 = x0 - x1, y2 = x2 + x3, y3 = x2 - x3;
+                const fr_t wa = tw[jglob << (tw_shift - 1)];
+                const fr_t wb = tw[jglob_m << (tw_shift - 1)];
+                y2 = y2 * wa;
+                y3 = y3 * wb;
+                sh[e0] = y0 + y2;
+                sh[e0 + 2 * step] = y0 - y2;
+                sh[e0 + step] = y1 + y3;
+                sh[e0 + 3 * step] = y1 - y3;
+            }
+            __syncthreads();
+        }
+    }
     const u32 half = E >> 1;
-    for (u32 r = 0; r < k; r++) {
+    for (; r < k; r++) {
         const u32 mloc = 1u << r;
         const u32 tw_shift = log_n - 1 - (s0 + r);
         for (u32 bt = t; bt < half; bt += blockDim.x) {
@@ -111,6 +146,20 @@ extern "C" __global__ void __launch_bounds__(512) ntt_pass(const fr_t* in, fr_t*
         }
         out[p] = v;
     }
+}
+
+#define NTT_PASS_ARGS                                                                                      \
+    const fr_t *in, fr_t *out, const fr_t *__restrict__ tw, u32 log_n, u32 s0, u32 k, u32 g, u32 first, u32 scale, \
+        fr_t c, const fr_t *__restrict__ slo, const fr_t *__restrict__ shi, u32 sbits
+
+// Radix-2 rounds: one stage per barrier (blockDim.x up to 2^(g+k-1)).
+extern "C" __global__ void __launch_bounds__(512) ntt_pass(NTT_PASS_ARGS) {
+    ntt_pass_body<false>(in, out, tw, log_n, s0, k, g, first, scale, c, slo, shi, sbits);
+}
+
+// Radix-4 rounds: two stages per barrier (blockDim.x up to 2^(g+k-2)).
+extern "C" __global__ void __launch_bounds__(256) ntt_pass4(NTT_PASS_ARGS) {
+    ntt_pass_body<true>(in, out, tw, log_n, s0, k, g, first, scale, c, slo, shi, sbits);
 }
 
 // a[i] = (a[i] * b[i] - c[i]) * z

@@ -147,6 +147,7 @@ struct Kernels {
     g: [CurveKernels; 2],
     ntt_twiddles: CudaFunction,
     ntt_pass: CudaFunction,
+    ntt_pass4: CudaFunction,
     h_combine: CudaFunction,
 }
 
@@ -407,6 +408,7 @@ impl CudaBackend {
             g: [curve("g1")?, curve("g2")?],
             ntt_twiddles: f("ntt_twiddles")?,
             ntt_pass: f("ntt_pass")?,
+            ntt_pass4: f("ntt_pass4")?,
             h_combine: f("h_combine")?,
         };
         Ok(CudaBackend {

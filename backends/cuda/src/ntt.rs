@@ -207,18 +207,24 @@ impl CudaBackend {
             return Ok(());
         }
         let mut out = self.alloc_u64(4 * n, "NTT buffer")?;
-        // blocks of fewer threads than butterflies (CROSSGROTH_CUDA_NTT_THREADS_SHIFT, for tuning)
-        let shift: u32 = std::env::var("CROSSGROTH_CUDA_NTT_THREADS_SHIFT")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-            .min(3);
+        // Tuning knobs: CROSSGROTH_CUDA_NTT_RADIX (2 or 4 stages per barrier) and
+        // CROSSGROTH_CUDA_NTT_THREADS_SHIFT (fewer threads per block, each taking
+        // more butterflies).
+        let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u32>().ok());
+        let radix4 = env("CROSSGROTH_CUDA_NTT_RADIX").unwrap_or(4) == 4;
+        let shift = env("CROSSGROTH_CUDA_NTT_THREADS_SHIFT").unwrap_or(0).min(3);
+        let kernel = if radix4 {
+            &self.k.ntt_pass4
+        } else {
+            &self.k.ntt_pass
+        };
         let null: u64 = 0;
         let zero = [0u64; 4];
         for (i, p) in passes.iter().enumerate() {
             let first = u32::from(i == 0);
             let last = i + 1 == passes.len();
-            let block = ((1u32 << (p.g + p.k - 1)) >> shift).max(32);
+            let per_thread = if radix4 { 2 } else { 1 }; // log2 of elements / thread
+            let block = ((1u32 << (p.g + p.k)) >> (per_thread + shift)).max(32);
             let grid = (n >> (p.g + p.k)) as u32;
             let cfg = LaunchConfig {
                 grid_dim: (grid, 1, 1),
@@ -239,7 +245,7 @@ impl CudaBackend {
                 let (ptr, _read) = out.device_ptr(&self.stream);
                 ptr
             };
-            let mut b = self.stream.launch_builder(&self.k.ntt_pass);
+            let mut b = self.stream.launch_builder(kernel);
             b.arg(&src)
                 .arg(&mut out)
                 .arg(tw)
