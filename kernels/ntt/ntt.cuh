@@ -42,7 +42,7 @@ __device__ __forceinline__ u32 bitrev_bits(u32 x, u32 bits) { return bits == 0 ?
 // slo[p & (2^sbits - 1)] * shi[p >> sbits] (c is then folded into slo).
 // in and out may be the same buffer (later passes): a block reads all its
 // elements before writing any, and no two blocks share an element.
-template <bool RADIX4>
+template <bool RADIX4, int U>
 __device__ __forceinline__ void ntt_pass_body(const fr_t* in, fr_t* out, const fr_t* __restrict__ tw, u32 log_n,
                                               u32 s0, u32 k, u32 g, u32 first, u32 scale, fr_t c,
                                               const fr_t* __restrict__ slo, const fr_t* __restrict__ shi, u32 sbits) {
@@ -109,19 +109,33 @@ __device__ __forceinline__ void ntt_pass_body(const fr_t* in, fr_t* out, const f
     for (; r < k; r++) {
         const u32 mloc = 1u << r;
         const u32 tw_shift = log_n - 1 - (s0 + r);
-        for (u32 bt = t; bt < half; bt += blockDim.x) {
-            const u32 lo = bt & gmask, jp = bt >> g;
-            const u32 jj = jp & (mloc - 1);
-            const u32 j0 = ((jp >> r) << (r + 1)) + jj;
-            const u32 e0 = (j0 << g) | lo, e1 = ((j0 + mloc) << g) | lo;
-            const fr_t u = sh[e0];
-            fr_t v = sh[e1];
-            if (!(first && r == 0)) {  // stage 0's twiddles are all 1
-                const u32 jglob = first ? jj : (low_base + lo + (jj << s0));
-                v = v * tw[jglob << tw_shift];
+        // U butterflies per thread at a time: loads, then U independent
+        // products, then stores, so the products' carry chains overlap.
+        for (u32 base = t; base < half; base += blockDim.x * U) {
+            fr_t u[U], v[U];
+            u32 e0[U], e1[U];
+#pragma unroll
+            for (int x = 0; x < U; x++) {
+                const u32 bt = min(base + x * blockDim.x, half - 1);  // duplicates are harmless, see below
+                const u32 lo = bt & gmask, jp = bt >> g;
+                const u32 jj = jp & (mloc - 1);
+                const u32 j0 = ((jp >> r) << (r + 1)) + jj;
+                e0[x] = (j0 << g) | lo;
+                e1[x] = ((j0 + mloc) << g) | lo;
+                u[x] = sh[e0[x]];
+                v[x] = sh[e1[x]];
+                if (!(first && r == 0)) {  // stage 0's twiddles are all 1
+                    const u32 jglob = first ? jj : (low_base + lo + (jj << s0));
+                    v[x] = v[x] * tw[jglob << tw_shift];
+                }
             }
-            sh[e0] = u + v;
-            sh[e1] = u - v;
+#pragma unroll
+            for (int x = 0; x < U; x++) {
+                if (base + x * blockDim.x < half) {  // a clamped duplicate writes nothing
+                    sh[e0[x]] = u[x] + v[x];
+                    sh[e1[x]] = u[x] - v[x];
+                }
+            }
         }
         __syncthreads();
     }
@@ -154,12 +168,17 @@ __device__ __forceinline__ void ntt_pass_body(const fr_t* in, fr_t* out, const f
 
 // Radix-2 rounds: one stage per barrier (blockDim.x up to 2^(g+k-1)).
 extern "C" __global__ void __launch_bounds__(512) ntt_pass(NTT_PASS_ARGS) {
-    ntt_pass_body<false>(in, out, tw, log_n, s0, k, g, first, scale, c, slo, shi, sbits);
+    ntt_pass_body<false, 1>(in, out, tw, log_n, s0, k, g, first, scale, c, slo, shi, sbits);
+}
+
+// Radix-2 rounds, four butterflies of a stage interleaved per thread.
+extern "C" __global__ void __launch_bounds__(256) ntt_pass_x4(NTT_PASS_ARGS) {
+    ntt_pass_body<false, 4>(in, out, tw, log_n, s0, k, g, first, scale, c, slo, shi, sbits);
 }
 
 // Radix-4 rounds: two stages per barrier (blockDim.x up to 2^(g+k-2)).
 extern "C" __global__ void __launch_bounds__(256) ntt_pass4(NTT_PASS_ARGS) {
-    ntt_pass_body<true>(in, out, tw, log_n, s0, k, g, first, scale, c, slo, shi, sbits);
+    ntt_pass_body<true, 1>(in, out, tw, log_n, s0, k, g, first, scale, c, slo, shi, sbits);
 }
 
 // a[i] = (a[i] * b[i] - c[i]) * z

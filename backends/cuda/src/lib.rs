@@ -148,6 +148,7 @@ struct Kernels {
     ntt_twiddles: CudaFunction,
     ntt_pass: CudaFunction,
     ntt_pass4: CudaFunction,
+    ntt_pass_x4: CudaFunction,
     h_combine: CudaFunction,
 }
 
@@ -409,6 +410,7 @@ impl CudaBackend {
             ntt_twiddles: f("ntt_twiddles")?,
             ntt_pass: f("ntt_pass")?,
             ntt_pass4: f("ntt_pass4")?,
+            ntt_pass_x4: f("ntt_pass_x4")?,
             h_combine: f("h_combine")?,
         };
         Ok(CudaBackend {

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use blst::blst_fr;
-use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 use crate::{host, CudaBackend, CudaError};
 
@@ -45,6 +45,48 @@ enum OutputScale<'a> {
         hi: &'a CudaSlice<u64>,
         bits: u32,
     },
+}
+
+/// Which pass kernel runs, and how many butterflies each thread takes per stage.
+/// CROSSGROTH_CUDA_NTT_KERNEL picks one for tuning: `r2:<shift>` (radix 2,
+/// 2^shift butterflies a thread), `r2x4` (radix 2, four interleaved) or `r4`
+/// (radix 4, two stages per barrier). Measured on an H200 at 2^24 (2026-11-29):
+/// r2:0 10.24 ms, r2:1 8.50, r2:2 7.93, r2:3 8.83, r4 9.02.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NttKernel {
+    Radix2 { shift: u32 },
+    Radix2x4,
+    Radix4,
+}
+
+impl NttKernel {
+    const DEFAULT: NttKernel = NttKernel::Radix2 { shift: 2 };
+
+    fn from_env() -> Self {
+        let Ok(v) = std::env::var("CROSSGROTH_CUDA_NTT_KERNEL") else {
+            return Self::DEFAULT;
+        };
+        match v.as_str() {
+            "r2x4" => NttKernel::Radix2x4,
+            "r4" => NttKernel::Radix4,
+            other => match other.strip_prefix("r2:").and_then(|s| s.parse::<u32>().ok()) {
+                Some(shift) => NttKernel::Radix2 { shift: shift.min(3) },
+                None => Self::DEFAULT,
+            },
+        }
+    }
+
+    /// The kernel and block size for a block of 2^log_e elements.
+    fn launch(self, b: &CudaBackend, log_e: u32) -> (&CudaFunction, u32) {
+        let (kernel, log_per_thread) = match self {
+            NttKernel::Radix2 { shift } => (&b.k.ntt_pass, 1 + shift),
+            // four butterflies need a block of at least 32 threads * 8 elements
+            NttKernel::Radix2x4 if log_e >= 8 => (&b.k.ntt_pass_x4, 3),
+            NttKernel::Radix2x4 => (&b.k.ntt_pass, 1),
+            NttKernel::Radix4 => (&b.k.ntt_pass4, 2),
+        };
+        (kernel, (1u32 << log_e.saturating_sub(log_per_thread)).max(32))
+    }
 }
 
 /// One pass of a transform's plan: stages s0 .. s0 + k, 2^g groups per block.
@@ -207,27 +249,13 @@ impl CudaBackend {
             return Ok(());
         }
         let mut out = self.alloc_u64(4 * n, "NTT buffer")?;
-        // Tuning knobs: CROSSGROTH_CUDA_NTT_RADIX (2 or 4: stages per barrier) and
-        // CROSSGROTH_CUDA_NTT_THREADS_SHIFT (fewer threads per block, each taking
-        // more butterflies). Measured on an H200 at 2^24 (2026-11-29): radix 2 with
-        // two butterflies a thread 8.50 ms, one 10.24 ms; radix 4 9.02 / 9.16 ms.
-        let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u32>().ok());
-        let radix4 = env("CROSSGROTH_CUDA_NTT_RADIX").unwrap_or(2) == 4;
-        let shift = env("CROSSGROTH_CUDA_NTT_THREADS_SHIFT")
-            .unwrap_or(if radix4 { 0 } else { 1 })
-            .min(3);
-        let kernel = if radix4 {
-            &self.k.ntt_pass4
-        } else {
-            &self.k.ntt_pass
-        };
+        let variant = NttKernel::from_env();
         let null: u64 = 0;
         let zero = [0u64; 4];
         for (i, p) in passes.iter().enumerate() {
             let first = u32::from(i == 0);
             let last = i + 1 == passes.len();
-            let per_thread = if radix4 { 2 } else { 1 }; // log2 of elements / thread
-            let block = ((1u32 << (p.g + p.k)) >> (per_thread + shift)).max(32);
+            let (kernel, block) = variant.launch(self, p.g + p.k);
             let grid = (n >> (p.g + p.k)) as u32;
             let cfg = LaunchConfig {
                 grid_dim: (grid, 1, 1),
