@@ -3,7 +3,8 @@
 //! Resident bases are uploaded once and read by every MSM. Bases that do not fit
 //! beside an MSM's working buffers (a Filecoin partition's ~50 GB on a 24 GB
 //! card) stay in host memory: an MSM then runs chunk by chunk over two device
-//! buffers, a copy stream uploading chunk i + 1 while the kernels work on chunk
+//! buffers, a copy stream uploading chunk i + 1 (through pinned staging
+//! buffers, the host copy on several threads) while the kernels work on chunk
 //! i, and the chunks' sums are added on the host.
 
 use std::sync::mpsc;
@@ -12,7 +13,14 @@ use std::sync::Arc;
 use blst::*;
 use cudarc::driver::{CudaSlice, CudaStream};
 
-use crate::{effective_terms, window_bits, CudaBackend, CudaError, Curve};
+use crate::{effective_terms, window_bits, CudaBackend, CudaError, Curve, Staging};
+
+/// A second stream with its own pinned staging buffers, for uploads that run
+/// beside the kernels.
+pub(crate) struct CopyLane {
+    stream: Arc<CudaStream>,
+    staging: Staging,
+}
 
 /// Bases in host memory, shared with their owner (no copy is made).
 pub type HostBases<T> = Arc<dyn AsRef<[T]> + Send + Sync>;
@@ -347,18 +355,22 @@ impl CudaBackend {
         (free / 2 / (2 * point_bytes + MSM_SCRATCH_PER_TERM)).clamp(1 << 16, 1 << 25)
     }
 
-    /// The stream that uploads streamed bases (created on first use: a second
-    /// stream turns on cudarc's cross-stream event tracking).
-    fn copy_stream(&self) -> Result<Arc<CudaStream>, CudaError> {
-        let mut s = self.copy_stream.lock().unwrap_or_else(|p| p.into_inner());
-        if s.is_none() {
-            *s = Some(
-                self.ctx
-                    .new_stream()
-                    .map_err(|e| CudaError::driver("cuStreamCreate", e))?,
-            );
+    /// The stream that uploads streamed bases, and its pinned staging buffers
+    /// (created on first use: a second stream turns on cudarc's cross-stream
+    /// event tracking).
+    fn copy_lane(&self) -> Result<std::sync::MutexGuard<'_, Option<CopyLane>>, CudaError> {
+        let mut lane = self.copy_lane.lock().unwrap_or_else(|p| p.into_inner());
+        if lane.is_none() {
+            let stream = self
+                .ctx
+                .new_stream()
+                .map_err(|e| CudaError::driver("cuStreamCreate", e))?;
+            *lane = Some(CopyLane {
+                stream,
+                staging: Staging::new(&self.ctx)?,
+            });
         }
-        Ok(s.as_ref().expect("just set").clone())
+        Ok(lane)
     }
 
     /// An MSM over host-resident bases, chunk by chunk; `add` receives each
@@ -394,7 +406,8 @@ impl CudaBackend {
         let Some(widest) = chunks.iter().map(|c| c.b1 - c.b0).max() else {
             return Ok(()); // nothing included: the sum is the identity
         };
-        let copy = self.copy_stream()?;
+        let mut lane_guard = self.copy_lane()?;
+        let lane = lane_guard.as_mut().expect("copy lane initialised");
         let (free_tx, free_rx) = mpsc::channel::<CudaSlice<u64>>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<CudaSlice<u64>, CudaError>>();
         for _ in 0..2.min(chunks.len()) {
@@ -408,11 +421,15 @@ impl CudaBackend {
                 for ch in uploads {
                     let Ok(mut buf) = free_rx.recv() else { return };
                     let src = &host[ch.b0 * pw..ch.b1 * pw];
-                    let r = copy
-                        .memcpy_htod(src, &mut buf.slice_mut(0..src.len()))
-                        .and_then(|_| copy.synchronize())
-                        .map(|_| buf)
-                        .map_err(|e| CudaError::driver("streamed bases upload", e));
+                    let r = lane
+                        .staging
+                        .upload(&lane.stream, src, &mut buf.slice_mut(0..src.len()))
+                        .and_then(|_| {
+                            lane.stream
+                                .synchronize()
+                                .map_err(|e| CudaError::driver("streamed bases upload", e))
+                        })
+                        .map(|_| buf);
                     let failed = r.is_err();
                     if ready_tx.send(r).is_err() || failed {
                         return;

@@ -189,7 +189,7 @@ pub struct CudaBackend {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     /// Uploads streamed bases beside the kernels (see bases.rs).
-    copy_stream: Mutex<Option<Arc<CudaStream>>>,
+    copy_lane: Mutex<Option<bases::CopyLane>>,
     /// Bases per streamed chunk when set (0: sized from the free memory).
     stream_chunk: std::sync::atomic::AtomicUsize,
     _module: Arc<CudaModule>,
@@ -232,6 +232,64 @@ type TwiddleCache = std::collections::HashMap<(u32, bool), Arc<CudaSlice<u64>>>;
 struct Staging {
     slots: Vec<cudarc::driver::PinnedHostSlice<u64>>,
     done: Vec<cudarc::driver::CudaEvent>,
+}
+
+impl Staging {
+    fn new(ctx: &Arc<CudaContext>) -> Result<Self, CudaError> {
+        let mut slots = Vec::new();
+        let mut done = Vec::new();
+        for _ in 0..2 {
+            // SAFETY: plain pinned allocation; filled before each use.
+            slots.push(
+                unsafe { ctx.alloc_pinned_with_flags::<u64>(STAGE_WORDS, 0) }.map_err(|e| {
+                    CudaError::alloc("pinned staging buffer", STAGE_WORDS * 8, e)
+                })?,
+            );
+            done.push(
+                ctx.new_event(None)
+                    .map_err(|e| CudaError::driver("cuEventCreate", e))?,
+            );
+        }
+        Ok(Staging { slots, done })
+    }
+
+    /// Copies `src` into `dst` (as long) on `stream`: the host copies chunk i + 1
+    /// into one pinned slot (several threads) while the DMA engine moves chunk i
+    /// from the other. Returns once the last chunk is queued.
+    fn upload(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        src: &[u64],
+        dst: &mut cudarc::driver::CudaViewMut<'_, u64>,
+    ) -> Result<(), CudaError> {
+        let threads = host_threads();
+        let cu_stream = stream.cu_stream();
+        let cw = stage_chunk(src.len());
+        for (i, chunk) in src.chunks(cw).enumerate() {
+            let k = i % 2;
+            // the previous DMA from this slot has finished
+            self.done[k]
+                .synchronize()
+                .map_err(|e| CudaError::driver("staging wait", e))?;
+            let host = self.slots[k]
+                .as_mut_slice()
+                .map_err(|e| CudaError::driver("staging wait", e))?;
+            let host = &mut host[..chunk.len()];
+            par_copy(host, chunk, threads);
+            let mut view = dst.slice_mut(i * cw..i * cw + chunk.len());
+            {
+                let (dptr, _rec) = view.device_ptr_mut(stream);
+                // SAFETY: host (pinned) and view have chunk.len() words; the slot
+                // is not touched again before done[k] fires.
+                unsafe { cudarc::driver::result::memcpy_htod_async(dptr, &*host, cu_stream) }
+                    .map_err(|e| CudaError::driver("staged upload", e))?;
+            }
+            self.done[k]
+                .record(stream)
+                .map_err(|e| CudaError::driver("cuEventRecord", e))?;
+        }
+        Ok(())
+    }
 }
 
 /// Words (u64) per pinned staging buffer: 32 MiB.
@@ -417,7 +475,7 @@ impl CudaBackend {
             info,
             ctx,
             stream,
-            copy_stream: Mutex::new(None),
+            copy_lane: Mutex::new(None),
             stream_chunk: std::sync::atomic::AtomicUsize::new(0),
             _module: module,
             k,
@@ -481,22 +539,7 @@ impl CudaBackend {
     fn ensure_staging(&self) -> Result<std::sync::MutexGuard<'_, Option<Staging>>, CudaError> {
         let mut st = self.staging.lock().unwrap_or_else(|p| p.into_inner());
         if st.is_none() {
-            let mut slots = Vec::new();
-            let mut done = Vec::new();
-            for _ in 0..2 {
-                // SAFETY: plain pinned allocation; filled before each use.
-                slots.push(
-                    unsafe { self.ctx.alloc_pinned_with_flags::<u64>(STAGE_WORDS, 0) }.map_err(
-                        |e| CudaError::alloc("pinned staging buffer", STAGE_WORDS * 8, e),
-                    )?,
-                );
-                done.push(
-                    self.ctx
-                        .new_event(None)
-                        .map_err(|e| CudaError::driver("cuEventCreate", e))?,
-                );
-            }
-            *st = Some(Staging { slots, done });
+            *st = Some(Staging::new(&self.ctx)?);
         }
         Ok(st)
     }
@@ -528,32 +571,7 @@ impl CudaBackend {
         let mut dst = self.alloc_u64(total, what)?;
         let mut guard = self.ensure_staging()?;
         let st = guard.as_mut().expect("staging initialised");
-        let threads = host_threads();
-        let cu_stream = self.stream.cu_stream();
-        let cw = stage_chunk(src.len());
-        for (i, chunk) in src.chunks(cw).enumerate() {
-            let k = i % 2;
-            // the previous DMA from this slot has finished
-            st.done[k]
-                .synchronize()
-                .map_err(|e| CudaError::driver("staging wait", e))?;
-            let host = st.slots[k]
-                .as_mut_slice()
-                .map_err(|e| CudaError::driver("staging wait", e))?;
-            let host = &mut host[..chunk.len()];
-            par_copy(host, chunk, threads);
-            let mut view = dst.slice_mut(i * cw..i * cw + chunk.len());
-            {
-                let (dptr, _rec) = view.device_ptr_mut(&self.stream);
-                // SAFETY: host (pinned) and view have chunk.len() words; the slot
-                // is not touched again before done[k] fires.
-                unsafe { cudarc::driver::result::memcpy_htod_async(dptr, &*host, cu_stream) }
-                    .map_err(|e| CudaError::driver("staged upload", e))?;
-            }
-            st.done[k]
-                .record(&self.stream)
-                .map_err(|e| CudaError::driver("cuEventRecord", e))?;
-        }
+        st.upload(&self.stream, src, &mut dst.slice_mut(0..src.len()))?;
         if total > src.len() {
             let mut tail = dst.slice_mut(src.len()..total);
             self.stream
