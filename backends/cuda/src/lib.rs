@@ -241,9 +241,8 @@ impl Staging {
         for _ in 0..2 {
             // SAFETY: plain pinned allocation; filled before each use.
             slots.push(
-                unsafe { ctx.alloc_pinned_with_flags::<u64>(STAGE_WORDS, 0) }.map_err(|e| {
-                    CudaError::alloc("pinned staging buffer", STAGE_WORDS * 8, e)
-                })?,
+                unsafe { ctx.alloc_pinned_with_flags::<u64>(STAGE_WORDS, 0) }
+                    .map_err(|e| CudaError::alloc("pinned staging buffer", STAGE_WORDS * 8, e))?,
             );
             done.push(
                 ctx.new_event(None)

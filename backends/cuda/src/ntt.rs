@@ -69,8 +69,13 @@ impl NttKernel {
         match v.as_str() {
             "r2x4" => NttKernel::Radix2x4,
             "r4" => NttKernel::Radix4,
-            other => match other.strip_prefix("r2:").and_then(|s| s.parse::<u32>().ok()) {
-                Some(shift) => NttKernel::Radix2 { shift: shift.min(3) },
+            other => match other
+                .strip_prefix("r2:")
+                .and_then(|s| s.parse::<u32>().ok())
+            {
+                Some(shift) => NttKernel::Radix2 {
+                    shift: shift.min(3),
+                },
                 None => Self::DEFAULT,
             },
         }
@@ -85,7 +90,10 @@ impl NttKernel {
             NttKernel::Radix2x4 => (&b.k.ntt_pass, 1),
             NttKernel::Radix4 => (&b.k.ntt_pass4, 2),
         };
-        (kernel, (1u32 << log_e.saturating_sub(log_per_thread)).max(32))
+        (
+            kernel,
+            (1u32 << log_e.saturating_sub(log_per_thread)).max(32),
+        )
     }
 }
 
