@@ -485,8 +485,7 @@ impl WgpuBackend {
         let kfrom = self.ctx.radix.fq_k_from_dev();
         let n = idx.len() as u64;
         if n > 0 {
-            let lg = 63 - n.leading_zeros();
-            let c = lg.saturating_sub(2).clamp(4, 16);
+            let c = window_bits(n);
             let nb = 1u64 << c;
             let windows = 255u32.div_ceil(c);
             let t_per = (nb / 32).max(1);
@@ -850,4 +849,44 @@ fn check_count(n: usize, what: &str) -> Result<(), WgpuError> {
         return Err(WgpuError::InvalidInput(format!("{what}: {n} is too many")));
     }
     Ok(())
+}
+
+/// Window size for an MSM of `n` bucketed terms, by a cost model fitted to the
+/// H200 (2026-11-29): a bucket addition costs ~1.9 ns of the whole GPU's time when
+/// many threads add at once, but ~17 µs in one thread's chain, and every bucket is
+/// summed by one thread. So besides the additions (windows · n) and the bucket
+/// reduction (windows · 2^c), the model counts the longest chain: the average
+/// bucket load n / 2^c, or, when c does not divide the scalars' 255 bits well, the
+/// load of the top window, whose digits only reach r / 2^(c (windows - 1)). (With
+/// c = 14 at n = 2^16 that window has 7 buckets: 273 ms against 30 ms at 2^18.)
+fn window_bits(n: u64) -> u32 {
+    const LOG2_R: f64 = 254.857; // log2 of the scalar field's order
+    let n = n as f64;
+    let cost = |c: u32| {
+        let windows = 255u32.div_ceil(c) as f64;
+        let buckets = f64::from(1u32 << c);
+        let top_buckets = (LOG2_R - f64::from(c) * (windows - 1.0)).exp2().max(1.0);
+        let chain = (n / buckets).max(n / top_buckets);
+        windows * n * 1.9 + windows * buckets * 3.8 + chain * 17_000.0
+    };
+    (4..=16u32)
+        .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
+        .unwrap_or(16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::window_bits;
+
+    #[test]
+    fn windows_avoid_a_nearly_empty_top_window() {
+        // c = 12 and 14 leave 3 bits for the top window
+        for lg in 4..=26 {
+            let c = window_bits(1 << lg);
+            assert!(c != 12 && c != 14, "2^{lg} terms: c = {c}");
+        }
+        assert_eq!(window_bits(1 << 16), 15);
+        assert_eq!(window_bits(1 << 22), 16);
+        assert!(window_bits(16) <= 8);
+    }
 }
