@@ -287,20 +287,17 @@ impl CudaBackend {
         density: Option<&[u64]>,
     ) -> Result<blst_p1, CudaError> {
         let mut acc = blst_p1::default();
-        let mut add = |words: Vec<u64>, c: u32| {
-            let p = fold_g1(&words, c);
-            unsafe { blst_p1_add_or_double(&mut acc, &acc, &p) };
-        };
-        match &bases.store {
-            Store::Device(buf) => {
-                let words = self.msm(Curve::G1, buf, bases.len, scalars, density)?;
-                add(words, window_bits(effective_terms(scalars.len(), density)));
-            }
-            Store::Host(host) => {
-                let host = as_words((**host).as_ref(), 12);
-                self.msm_streamed(Curve::G1, host, bases.len, scalars, density, &mut add)?;
-            }
-        }
+        self.msm_store(
+            Curve::G1,
+            &bases.store,
+            bases.len,
+            scalars,
+            density,
+            &mut |w, c| {
+                let p = fold_g1(&w, c);
+                unsafe { blst_p1_add_or_double(&mut acc, &acc, &p) };
+            },
+        )?;
         Ok(acc)
     }
 
@@ -312,21 +309,42 @@ impl CudaBackend {
         density: Option<&[u64]>,
     ) -> Result<blst_p2, CudaError> {
         let mut acc = blst_p2::default();
-        let mut add = |words: Vec<u64>, c: u32| {
-            let p = fold_g2(&words, c);
-            unsafe { blst_p2_add_or_double(&mut acc, &acc, &p) };
-        };
-        match &bases.store {
+        self.msm_store(
+            Curve::G2,
+            &bases.store,
+            bases.len,
+            scalars,
+            density,
+            &mut |w, c| {
+                let p = fold_g2(&w, c);
+                unsafe { blst_p2_add_or_double(&mut acc, &acc, &p) };
+            },
+        )?;
+        Ok(acc)
+    }
+
+    /// One MSM over resident or streamed bases; `add` receives each device pass's
+    /// window sums and window size (one pass, or one a streamed chunk).
+    fn msm_store<T>(
+        &self,
+        curve: Curve,
+        store: &Store<T>,
+        len: usize,
+        scalars: &[blst_fr],
+        density: Option<&[u64]>,
+        add: &mut dyn FnMut(Vec<u64>, u32),
+    ) -> Result<(), CudaError> {
+        match store {
             Store::Device(buf) => {
-                let words = self.msm(Curve::G2, buf, bases.len, scalars, density)?;
+                let words = self.msm(curve, buf, len, scalars, density)?;
                 add(words, window_bits(effective_terms(scalars.len(), density)));
+                Ok(())
             }
             Store::Host(host) => {
-                let host = as_words((**host).as_ref(), 24);
-                self.msm_streamed(Curve::G2, host, bases.len, scalars, density, &mut add)?;
+                let host = as_words((**host).as_ref(), 2 * curve.fe_words());
+                self.msm_streamed(curve, host, len, scalars, density, add)
             }
         }
-        Ok(acc)
     }
 
     /// Sets the number of bases per streamed chunk (rounded down to a multiple

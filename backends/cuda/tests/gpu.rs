@@ -648,6 +648,23 @@ fn t29_fr_transfers_roundtrip() {
     eprintln!("ok ntt vs ntt_resident 2^21");
 }
 
+/// The forward NTT against the host's, and the inverse back to the input.
+fn check_ntt_round_trip(gpu: &CudaBackend, input: &[blst_fr], log_n: u32) {
+    let mut want = input.to_vec();
+    host_fft(&mut want, &host::omega(log_n));
+    let mut got = input.to_vec();
+    gpu.ntt(&mut got, log_n, false).unwrap();
+    assert!(
+        fr_eq_slices(&got, &want),
+        "forward NTT mismatch at 2^{log_n}"
+    );
+    gpu.ntt(&mut got, log_n, true).unwrap();
+    assert!(
+        fr_eq_slices(&got, input),
+        "inverse NTT does not round-trip at 2^{log_n}"
+    );
+}
+
 #[test]
 fn t30_ntt_matches_host() {
     let gpu = gpu_or_skip!();
@@ -660,19 +677,7 @@ fn t30_ntt_matches_host() {
             assert_ne!(host::fr_pow(&w, (n / 2) as u64).l, fr_u64(1).l);
         }
         let input: Vec<blst_fr> = (0..n).map(|_| fr_random(&mut rng)).collect();
-        let mut want = input.clone();
-        host_fft(&mut want, &w);
-        let mut got = input.clone();
-        gpu.ntt(&mut got, log_n, false).unwrap();
-        assert!(
-            fr_eq_slices(&got, &want),
-            "forward NTT mismatch at 2^{log_n}"
-        );
-        gpu.ntt(&mut got, log_n, true).unwrap();
-        assert!(
-            fr_eq_slices(&got, &input),
-            "inverse NTT does not round-trip at 2^{log_n}"
-        );
+        check_ntt_round_trip(gpu, &input, log_n);
         let mut want_i = input.clone();
         host_ifft(&mut want_i, &w);
         let mut got_i = input.clone();
@@ -716,19 +721,7 @@ fn t32_ntt_large_matches_host() {
     let mut rng = rng();
     for log_n in [16u32, 18, 19, 20, 21] {
         let input: Vec<blst_fr> = (0..1usize << log_n).map(|_| fr_random(&mut rng)).collect();
-        let mut want = input.clone();
-        host_fft(&mut want, &host::omega(log_n));
-        let mut got = input.clone();
-        gpu.ntt(&mut got, log_n, false).unwrap();
-        assert!(
-            fr_eq_slices(&got, &want),
-            "forward NTT mismatch at 2^{log_n}"
-        );
-        gpu.ntt(&mut got, log_n, true).unwrap();
-        assert!(
-            fr_eq_slices(&got, &input),
-            "inverse NTT does not round-trip at 2^{log_n}"
-        );
+        check_ntt_round_trip(gpu, &input, log_n);
         eprintln!("ok NTT 2^{log_n}");
     }
 }

@@ -419,105 +419,79 @@ fn selected<P: Copy>(b: &[P], s: &[blst_fr], d: Option<&[u64]>) -> (Vec<[u8; 32]
         .unzip()
 }
 
-fn cpu_msm_g1(b: &[blst_p1_affine], s: &[blst_fr], d: Option<&[u64]>) -> blst_p1 {
-    let (sc, pts) = selected(b, s, d);
-    let mut acc = blst_p1::default();
-    if pts.len() <= NAIVE_MAX {
-        for (k, p) in sc.iter().zip(&pts) {
-            let mut j = blst_p1::default();
-            let mut t = blst_p1::default();
-            unsafe {
-                blst_p1_from_affine(&mut j, p);
-                blst_p1_mult(&mut t, &j, k.as_ptr(), 255);
-                blst_p1_add_or_double(&mut acc, &acc, &t);
-            }
-        }
-        return acc;
-    }
-    let per = pts.len().div_ceil(threads());
-    let parts: Vec<blst_p1> = std::thread::scope(|sc_| {
-        let hs: Vec<_> = pts
-            .chunks(per)
-            .zip(sc.chunks(per))
-            .map(|(p, k)| {
-                sc_.spawn(move || {
-                    let n = p.len();
-                    let pp = [p.as_ptr(), std::ptr::null()];
-                    let kp = [k.as_ptr() as *const u8, std::ptr::null()];
-                    let mut scratch =
-                        vec![0u64; unsafe { blst_p1s_mult_pippenger_scratch_sizeof(n) } / 8];
-                    let mut out = blst_p1::default();
+/// The reference MSM over one curve: term by term up to NAIVE_MAX terms, blst's
+/// Pippenger on every core above.
+macro_rules! cpu_msm {
+    ($name:ident, $aff:ty, $pt:ty, $from_affine:ident, $mult:ident, $add:ident, $pip:ident, $scratch:ident) => {
+        fn $name(b: &[$aff], s: &[blst_fr], d: Option<&[u64]>) -> $pt {
+            let (sc, pts) = selected(b, s, d);
+            let mut acc = <$pt>::default();
+            if pts.len() <= NAIVE_MAX {
+                for (k, p) in sc.iter().zip(&pts) {
+                    let (mut j, mut t) = (<$pt>::default(), <$pt>::default());
                     unsafe {
-                        blst_p1s_mult_pippenger(
-                            &mut out,
-                            pp.as_ptr(),
-                            n,
-                            kp.as_ptr(),
-                            255,
-                            scratch.as_mut_ptr() as *mut limb_t,
-                        )
-                    };
-                    out
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    for p in &parts {
-        unsafe { blst_p1_add_or_double(&mut acc, &acc, p) };
-    }
-    acc
-}
-
-fn cpu_msm_g2(b: &[blst_p2_affine], s: &[blst_fr], d: Option<&[u64]>) -> blst_p2 {
-    let (sc, pts) = selected(b, s, d);
-    let mut acc = blst_p2::default();
-    if pts.len() <= NAIVE_MAX {
-        for (k, p) in sc.iter().zip(&pts) {
-            let mut j = blst_p2::default();
-            let mut t = blst_p2::default();
-            unsafe {
-                blst_p2_from_affine(&mut j, p);
-                blst_p2_mult(&mut t, &j, k.as_ptr(), 255);
-                blst_p2_add_or_double(&mut acc, &acc, &t);
+                        $from_affine(&mut j, p);
+                        $mult(&mut t, &j, k.as_ptr(), 255);
+                        $add(&mut acc, &acc, &t);
+                    }
+                }
+                return acc;
             }
+            let per = pts.len().div_ceil(threads());
+            let parts: Vec<$pt> = std::thread::scope(|scope| {
+                let hs: Vec<_> = pts
+                    .chunks(per)
+                    .zip(sc.chunks(per))
+                    .map(|(p, k)| {
+                        scope.spawn(move || {
+                            let n = p.len();
+                            let pp = [p.as_ptr(), std::ptr::null()];
+                            let kp = [k.as_ptr() as *const u8, std::ptr::null()];
+                            let mut scratch = vec![0u64; unsafe { $scratch(n) } / 8];
+                            let mut out = <$pt>::default();
+                            unsafe {
+                                $pip(
+                                    &mut out,
+                                    pp.as_ptr(),
+                                    n,
+                                    kp.as_ptr(),
+                                    255,
+                                    scratch.as_mut_ptr() as *mut limb_t,
+                                )
+                            };
+                            out
+                        })
+                    })
+                    .collect();
+                hs.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            for p in &parts {
+                unsafe { $add(&mut acc, &acc, p) };
+            }
+            acc
         }
-        return acc;
-    }
-    let per = pts.len().div_ceil(threads());
-    let parts: Vec<blst_p2> = std::thread::scope(|sc_| {
-        let hs: Vec<_> = pts
-            .chunks(per)
-            .zip(sc.chunks(per))
-            .map(|(p, k)| {
-                sc_.spawn(move || {
-                    let n = p.len();
-                    let pp = [p.as_ptr(), std::ptr::null()];
-                    let kp = [k.as_ptr() as *const u8, std::ptr::null()];
-                    let mut scratch =
-                        vec![0u64; unsafe { blst_p2s_mult_pippenger_scratch_sizeof(n) } / 8];
-                    let mut out = blst_p2::default();
-                    unsafe {
-                        blst_p2s_mult_pippenger(
-                            &mut out,
-                            pp.as_ptr(),
-                            n,
-                            kp.as_ptr(),
-                            255,
-                            scratch.as_mut_ptr() as *mut limb_t,
-                        )
-                    };
-                    out
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    for p in &parts {
-        unsafe { blst_p2_add_or_double(&mut acc, &acc, p) };
-    }
-    acc
+    };
 }
+cpu_msm!(
+    cpu_msm_g1,
+    blst_p1_affine,
+    blst_p1,
+    blst_p1_from_affine,
+    blst_p1_mult,
+    blst_p1_add_or_double,
+    blst_p1s_mult_pippenger,
+    blst_p1s_mult_pippenger_scratch_sizeof
+);
+cpu_msm!(
+    cpu_msm_g2,
+    blst_p2_affine,
+    blst_p2,
+    blst_p2_from_affine,
+    blst_p2_mult,
+    blst_p2_add_or_double,
+    blst_p2s_mult_pippenger,
+    blst_p2s_mult_pippenger_scratch_sizeof
+);
 
 fn eq1(a: &blst_p1, b: &blst_p1) -> bool {
     unsafe { blst_p1_is_equal(a, b) }
