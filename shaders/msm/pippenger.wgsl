@@ -35,16 +35,17 @@ fn fq_mul_const(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
 // driver compile, lavapipe's especially, so bucket accumulation and bucket
 // reduction share one entry point and one inlined xyzz_add). prm(5) = mode.
 //
-// Mode 0, bucket accumulation: invocation t = (window w, bucket d) sums the
-// bases whose indices msm/sort.wgsl sorted into the bucket and writes the
-// XYZZ sum to B4[t] (bucket 0: the identity). B1 bases, B2 sorted base
-// indices (nwin segments of n = prm(0)), B3 counts then cursors (= segment
-// ends), prm(1) = nb, prm(2) = nwin. The sum of a list of bases (the
+// Mode 0, bucket accumulation: invocation t = (window w, bucket k) sums the
+// bases whose entries msm/sort.wgsl sorted into the bucket (negating those
+// whose entry has bit 31 set) and writes the XYZZ sum to B4[t]. B1 bases, B2
+// sorted entries (nwin segments of n = prm(0)), B3 counts then cursors (=
+// segment ends), prm(1) = nb, prm(2) = nwin. The sum of a list of bases (the
 // scalars equal to 1) is the same call with host-made counts.
 //
 // Mode 1, bucket reduction: invocation (w, s), s < T = prm(3), takes the
-// buckets [s L, s L + L) of window w (L = nb / T) from B4 and writes
-//   sum_b b * B_b = sum_b (b - lo + 1) * B_b + (lo - 1) * sum_b B_b
+// buckets [lo, lo + L) of window w (lo = s L, L = nb / T) from B4; bucket b
+// stands for the digit b + 1, so it writes
+//   sum_b (b + 1) * B_b = sum_b (b - lo + 1) * B_b + lo * sum_b B_b
 // (running sums, then a double-and-add) to B5[w T + s].
 @compute @workgroup_size(64)
 fn msm_acc(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -66,20 +67,18 @@ fn msm_acc(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
   if (mode == 0u) {
     if (t >= nwin * nb) { return; }
     w = t / nb;
-    if ((t % nb) != 0u) {
-      let end = B3[nwin * nb + t];
-      beg = end - B3[t];
-      total = end - beg;
-      seg = w * prm(0);
-    }
+    let end = B3[nwin * nb + t];
+    beg = end - B3[t];
+    total = end - beg;
+    seg = w * prm(0);
   } else {
     if (t >= nwin * tw) { return; }
     w = t / tw;
     let s = t % tw;
     let l = nb / tw;
-    let lo = max(s * l, 1u);
-    hi = s * l + l - 1u;
-    k = lo - 1u;
+    let lo = s * l;
+    hi = lo + l - 1u;
+    k = lo;
     n1 = 2u * (hi - lo + 1u);
     total = n1 + 33u;
   }
@@ -88,9 +87,12 @@ fn msm_acc(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     var b: Xyzz;
     var dst = 2u;
     if (mode == 0u) {
-      let p = base_ld(B2[seg + beg + step]);
+      let e = B2[seg + beg + step];
+      let p = base_ld(e & 0x7fffffffu);
       if (aff_is_zero(p)) { continue; }
-      a = acc; b = Xyzz(p.x, p.y, f_one(), f_one()); dst = 1u;
+      var y = p.y;
+      if ((e >> 31u) != 0u) { y = f_neg(y); }
+      a = acc; b = Xyzz(p.x, y, f_one(), f_one()); dst = 1u;
     } else if (step < n1) {
       if ((step & 1u) == 0u) {
         a = run; b = xyzz_ld_B4(w * nb + hi - step / 2u); dst = 0u;

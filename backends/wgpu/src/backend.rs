@@ -486,8 +486,10 @@ impl WgpuBackend {
         let n = idx.len() as u64;
         if n > 0 {
             let c = window_bits(n);
-            let nb = 1u64 << c;
-            let windows = 255u32.div_ceil(c);
+            // signed digits: 2^(c-1) buckets a window, and one window more than
+            // 255 / c to take the last carry
+            let nb = 1u64 << (c - 1);
+            let windows = 255 / c + 1;
             let t_per = (nb / 32).max(1);
             // Bound the buffers of one batch of windows.
             let cap = self
@@ -496,7 +498,7 @@ impl WgpuBackend {
                 .max_storage_buffer_binding_size
                 .min(self.ctx.limits.max_buffer_size)
                 .min(1 << 28);
-            let per_win = (n * 4).max(nb * pt_words * 4).max(2 * nb * 4);
+            let per_win = (n * 8).max(nb * pt_words * 4).max(2 * nb * 4);
             let batch = (cap / per_win).clamp(1, windows as u64) as u32;
             let scal = self.ctx.upload(host::fr_as_words(&sc), 0, "msm scalars")?;
             let ib = self.ctx.upload(&idx, 0, "msm indices")?;
@@ -518,6 +520,7 @@ impl WgpuBackend {
                 let nw = batch.min(windows - w0) as u64;
                 let counts = self.ctx.storage(2 * nw * nb * 4, "msm counts")?;
                 let sorted = self.ctx.storage(nw * n * 4, "msm sorted")?;
+                let digits = self.ctx.storage(nw * n * 4, "msm digits")?;
                 let buckets = self.ctx.storage(nw * nb * pt_words * 4, "msm buckets")?;
                 let res = self
                     .ctx
@@ -526,9 +529,16 @@ impl WgpuBackend {
                 let jobs = [
                     job(
                         Module::Sort,
+                        "msm_digits",
+                        sp,
+                        &[(1, &scal), (5, &digits)],
+                        n,
+                    ),
+                    job(
+                        Module::Sort,
                         "msm_hist",
                         sp,
-                        &[(1, &scal), (2, &ib), (3, &counts)],
+                        &[(3, &counts), (5, &digits)],
                         n,
                     ),
                     job(Module::Sort, "msm_scan", sp, &[(3, &counts)], nw),
@@ -536,7 +546,7 @@ impl WgpuBackend {
                         Module::Sort,
                         "msm_scatter",
                         sp,
-                        &[(1, &scal), (2, &ib), (3, &counts), (4, &sorted)],
+                        &[(2, &ib), (3, &counts), (4, &sorted), (5, &digits)],
                         n,
                     ),
                     job(
@@ -855,16 +865,17 @@ fn check_count(n: usize, what: &str) -> Result<(), WgpuError> {
 /// H200 (2026-11-29): a bucket addition costs ~1.9 ns of the whole GPU's time when
 /// many threads add at once, but ~17 µs in one thread's chain, and every bucket is
 /// summed by one thread. So besides the additions (windows · n) and the bucket
-/// reduction (windows · 2^c), the model counts the longest chain: the average
-/// bucket load n / 2^c, or, when c does not divide the scalars' 255 bits well, the
-/// load of the top window, whose digits only reach r / 2^(c (windows - 1)). (With
-/// c = 14 at n = 2^16 that window has 7 buckets: 273 ms against 30 ms at 2^18.)
+/// reduction (windows · 2^(c-1) buckets), the model counts the longest chain: the
+/// average bucket load, or the load of the top window, whose digits only reach
+/// about r / 2^(c (windows - 1)) (for some c just the final carry). With unsigned
+/// digits and c = 14, that window had 7 buckets at n = 2^16: 273 ms against 30 ms
+/// at 2^18.
 fn window_bits(n: u64) -> u32 {
     const LOG2_R: f64 = 254.857; // log2 of the scalar field's order
     let n = n as f64;
     let cost = |c: u32| {
-        let windows = 255u32.div_ceil(c) as f64;
-        let buckets = f64::from(1u32 << c);
+        let windows = f64::from(255 / c + 1);
+        let buckets = f64::from(1u32 << (c - 1));
         let top_buckets = (LOG2_R - f64::from(c) * (windows - 1.0)).exp2().max(1.0);
         let chain = (n / buckets).max(n / top_buckets);
         windows * n * 1.9 + windows * buckets * 3.8 + chain * 17_000.0
@@ -880,12 +891,15 @@ mod tests {
 
     #[test]
     fn windows_avoid_a_nearly_empty_top_window() {
-        // c = 12 and 14 leave 3 bits for the top window
+        // the top window covers bits c * (255 / c) .. 255 and the last carry
         for lg in 4..=26 {
             let c = window_bits(1 << lg);
-            assert!(c != 12 && c != 14, "2^{lg} terms: c = {c}");
+            let top_bits = 255 - c * (255 / c);
+            assert!(
+                top_bits + 2 >= c / 2,
+                "2^{lg} terms: c = {c}, top window {top_bits} bits"
+            );
         }
-        assert_eq!(window_bits(1 << 16), 15);
         assert_eq!(window_bits(1 << 22), 16);
         assert!(window_bits(16) <= 8);
     }
