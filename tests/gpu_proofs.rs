@@ -78,6 +78,29 @@ fn cuda_proofs_match_cpu() {
     }
 }
 
+/// Bases left in host memory and streamed by every MSM (as for parameter sets larger
+/// than the device) give the same proof as resident ones.
+#[test]
+fn cuda_proofs_with_streamed_bases_match_cpu() {
+    use crossgroth::backend::PreparedParams;
+    let Some(gpu) = cuda() else { return };
+    let spec = spec("sha256:512");
+    let params = Arc::new(params_for(&spec, 1));
+    let circuit = spec.instance(5);
+    let inputs = circuit.public_inputs();
+    let asg = synthesize(circuit).unwrap();
+    let (r, s) = groth16::draw_randomness(1, &mut rng(6));
+    let expected = Prover::new(Arc::new(CpuBackend), params.clone())
+        .unwrap()
+        .prove_assignments(vec![asg.clone()], &r, &s)
+        .unwrap();
+    let prepared = PreparedParams::streamed(gpu.as_ref(), params.clone()).unwrap();
+    let prover = Prover::from_prepared(gpu.clone(), prepared);
+    let got = prover.prove_assignments(vec![asg], &r, &s).unwrap();
+    assert_eq!(got[0].to_bytes(), expected[0].to_bytes());
+    assert!(verifies(&params, &got[0], &inputs));
+}
+
 fn wgpu(allow_int64: bool) -> Option<Arc<dyn Backend>> {
     match WgpuBackend::open_with(WgpuOptions {
         allow_int64,

@@ -24,6 +24,17 @@ impl AsRef<[blst_p2_affine]> for HostG2 {
     }
 }
 
+/// Says when a set of bases stays in host memory (every MSM over it then moves it
+/// to the device again).
+fn log_streamed(streamed: bool, len: usize, point_bytes: usize) {
+    if streamed {
+        log::info!(
+            "cuda: {len} bases ({}) stay in host memory and are streamed to the device by each MSM",
+            bytesize::ByteSize((len * point_bytes) as u64)
+        );
+    }
+}
+
 impl DeviceApi for cuda::CudaBackend {
     const NAME: &'static str = "cuda";
     type G1 = cuda::G1Bases;
@@ -57,11 +68,13 @@ impl DeviceApi for cuda::CudaBackend {
         streamed: bool,
     ) -> Result<cuda::G1Bases, cuda::CudaError> {
         let host = Arc::new(HostG1(bases.clone()));
-        if streamed {
-            Ok(self.host_g1_bases(host))
+        let prepared = if streamed {
+            self.host_g1_bases(host)
         } else {
-            self.prepare_g1_bases(host)
-        }
+            self.prepare_g1_bases(host)?
+        };
+        log_streamed(prepared.is_streamed(), bases.len(), 96);
+        Ok(prepared)
     }
     fn upload_g2(
         &self,
@@ -69,11 +82,13 @@ impl DeviceApi for cuda::CudaBackend {
         streamed: bool,
     ) -> Result<cuda::G2Bases, cuda::CudaError> {
         let host = Arc::new(HostG2(bases.clone()));
-        if streamed {
-            Ok(self.host_g2_bases(host))
+        let prepared = if streamed {
+            self.host_g2_bases(host)
         } else {
-            self.prepare_g2_bases(host)
-        }
+            self.prepare_g2_bases(host)?
+        };
+        log_streamed(prepared.is_streamed(), bases.len(), 192);
+        Ok(prepared)
     }
     forward_device_api!(
         cuda::CudaBackend,
