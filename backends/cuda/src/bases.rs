@@ -13,7 +13,8 @@ use std::sync::Arc;
 use blst::*;
 use cudarc::driver::{CudaSlice, CudaStream};
 
-use crate::{effective_terms, window_bits, CudaBackend, CudaError, Curve, Staging};
+use crate::msm::{effective_terms, window_bits};
+use crate::{CudaBackend, CudaError, Curve, Staging};
 
 /// A second stream with its own pinned staging buffers, for uploads that run
 /// beside the kernels.

@@ -1,0 +1,328 @@
+//! The device pass of a Pippenger MSM (kernels/msm/pippenger.cuh): upload and
+//! prepare the scalars, sort them into buckets, accumulate, reduce, and return
+//! the window sums for the host to fold.
+
+use blst::blst_fr;
+use cudarc::driver::CudaSlice;
+
+use crate::{host, CudaBackend, CudaError, Curve};
+
+/// Per-phase device timings, printed to stderr when CROSSGROTH_CUDA_PROFILE is
+/// set (CUDA events between the phases; costs nothing otherwise).
+struct Profiler<'a> {
+    b: &'a CudaBackend,
+    marks: Vec<(&'static str, cudarc::driver::CudaEvent)>,
+    on: bool,
+}
+impl<'a> Profiler<'a> {
+    pub(crate) fn new(b: &'a CudaBackend) -> Self {
+        let on = std::env::var_os("CROSSGROTH_CUDA_PROFILE").is_some();
+        let mut p = Profiler {
+            b,
+            marks: Vec::new(),
+            on,
+        };
+        p.mark("start");
+        p
+    }
+    pub(crate) fn mark(&mut self, what: &'static str) {
+        if !self.on {
+            return;
+        }
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        if let Ok(e) = self.b.ctx.new_event(flags) {
+            if e.record(&self.b.stream).is_ok() {
+                self.marks.push((what, e));
+            }
+        }
+    }
+    pub(crate) fn report(&self, title: &str) {
+        if !self.on || self.marks.len() < 2 {
+            return;
+        }
+        let mut line = format!("crossgroth-cuda profile {title}:");
+        for w in self.marks.windows(2) {
+            if let Ok(ms) = w[0].1.elapsed_ms(&w[1].1) {
+                line += &format!(" {}={:.3}ms", w[1].0, ms);
+            }
+        }
+        if let Ok(ms) = self.marks[0]
+            .1
+            .elapsed_ms(&self.marks[self.marks.len() - 1].1)
+        {
+            line += &format!(" total={ms:.3}ms");
+        }
+        eprintln!("{line}");
+    }
+}
+
+/// Window size for an MSM of n effective terms (CROSSGROTH_CUDA_MSM_C=<4..=22>
+/// overrides it, for tuning).
+pub(crate) fn window_bits(n: usize) -> u32 {
+    if let Some(c) = std::env::var("CROSSGROTH_CUDA_MSM_C")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+    {
+        return c.clamp(4, 22);
+    }
+    let lg = usize::BITS - n.max(1).leading_zeros();
+    lg.saturating_sub(6).clamp(4, 16)
+}
+
+impl CudaBackend {
+    /// Runs the device MSM; returns Jacobian words: a dummy point, the nwin
+    /// window sums, then the sum of the bases whose scalar is 1.
+    pub(crate) fn msm(
+        &self,
+        curve: Curve,
+        bases: &CudaSlice<u64>,
+        n_bases: usize,
+        scalars: &[blst_fr],
+        density: Option<&[u64]>,
+    ) -> Result<Vec<u64>, CudaError> {
+        let n = scalars.len();
+        let jw = curve.jac_words();
+        let xw = curve.xyzz_words();
+        // Density: validate and build the per-word prefix counts.
+        let prefix: Option<Vec<u32>> = match density {
+            None => {
+                if n > n_bases {
+                    return Err(CudaError::InvalidInput(format!(
+                        "{n} scalars but only {n_bases} bases"
+                    )));
+                }
+                None
+            }
+            Some(d) => {
+                if d.len() * 64 < n {
+                    return Err(CudaError::InvalidInput(format!(
+                        "density bitmap has {} bits for {n} scalars",
+                        d.len() * 64
+                    )));
+                }
+                let mut p = Vec::with_capacity(d.len());
+                let mut acc = 0usize;
+                for (i, w) in d.iter().enumerate() {
+                    p.push(acc as u32);
+                    let bits = if (i + 1) * 64 <= n {
+                        *w
+                    } else if i * 64 >= n {
+                        0
+                    } else {
+                        w & ((1u64 << (n - i * 64)) - 1)
+                    };
+                    acc += bits.count_ones() as usize;
+                }
+                if acc > n_bases {
+                    return Err(CudaError::InvalidInput(format!(
+                        "density selects {acc} variables but only {n_bases} bases are present"
+                    )));
+                }
+                Some(p)
+            }
+        };
+        if n >= (u32::MAX / 2) as usize || n_bases >= (u32::MAX / 2) as usize {
+            return Err(CudaError::InvalidInput(format!(
+                "MSM of {n} terms is too large"
+            )));
+        }
+        let c = window_bits(effective_terms(n, density));
+        let k_per_win = 1usize << (c - 1);
+        let nwin = 256usize.div_ceil(c as usize);
+        let nb = nwin * k_per_win;
+        let max_entries = nwin * n;
+        if max_entries >= u32::MAX as usize {
+            return Err(CudaError::InvalidInput(format!(
+                "MSM of {n} terms is too large"
+            )));
+        }
+        // Chunk lengths of the accumulation tree: level 0 (points), levels >= 1
+        // (partial sums). Small MSMs use short chunks so that tests exercise
+        // several levels.
+        let (l_chunk, l1): (u32, u32) = if max_entries >= 1 << 26 {
+            (128, 32)
+        } else if max_entries >= 1 << 22 {
+            (64, 32)
+        } else {
+            (8, 4)
+        };
+        let nchunks = max_entries.div_ceil(l_chunk as usize).max(1);
+        let seg: u32 = (k_per_win as u32).min(32);
+        let nseg = k_per_win / seg as usize;
+
+        let _g = self.guard();
+        let mut prof = Profiler::new(self);
+        let ck = &self.k.g[curve as usize];
+        let n32 = n as u32;
+        let c32 = c;
+        let nwin32 = nwin as u32;
+        let nb32 = nb as u32;
+        let k32 = k_per_win as u32;
+
+        let d_scalars = self.upload_large(host::fr_as_u64s(scalars), "MSM scalars")?;
+        let (d_density, d_prefix) = match (density, &prefix) {
+            (Some(d), Some(p)) => (
+                Some(self.upload_u64(d, "density")?),
+                Some(
+                    self.stream
+                        .clone_htod(p)
+                        .map_err(|e| CudaError::alloc("density prefix", p.len() * 4, e))?,
+                ),
+            ),
+            _ => (None, None),
+        };
+        let null: u64 = 0;
+        prof.mark("upload");
+        let mut canon = self.alloc_u64(4 * n, "MSM canonical scalars")?;
+        let mut bidx = self.alloc_u32(n, "MSM base indices")?;
+        let mut counts = self
+            .stream
+            .alloc_zeros::<u32>(nb)
+            .map_err(|e| CudaError::alloc("bucket counts", nb * 4, e))?;
+        let mut offsets = self.alloc_u32(nb + 1, "bucket offsets")?;
+        let mut cursor = self.alloc_u32(nb, "bucket cursor")?;
+        let mut entries = self.alloc_u64(max_entries, "MSM entries")?;
+        // all-zero words are the XYZZ identity (ZZ = 0)
+        let mut buckets = self
+            .stream
+            .alloc_zeros::<u64>(nb * xw)
+            .map_err(|e| CudaError::alloc("buckets", nb * xw * 8, e))?;
+        let mut heads = self.alloc_u64(nchunks * xw, "chunk partials")?;
+        let mut heads2 = self.alloc_u64(nchunks.div_ceil(l1 as usize) * xw, "chunk partials")?;
+        let mut segs = self.alloc_u64(nwin * nseg * xw, "bucket segments")?;
+        let mut tmp = self.alloc_u64(nwin * nseg.div_ceil(32).max(1) * xw, "window partials")?;
+        // Output: [dummy, nwin windows, ones]
+        let mut out = self
+            .stream
+            .alloc_zeros::<u64>((nwin + 2) * jw)
+            .map_err(|e| CudaError::alloc("MSM out", 0, e))?;
+        prof.mark("alloc");
+
+        if n > 0 {
+            match (&d_density, &d_prefix) {
+                (Some(d), Some(p)) => {
+                    launch!(self, self.k.msm_prepare, n, 256; &d_scalars, &n32, d, p, &c32, &nwin32, &mut canon, &mut bidx, &mut counts)
+                }
+                _ => {
+                    launch!(self, self.k.msm_prepare, n, 256; &d_scalars, &n32, &null, &null, &c32, &nwin32, &mut canon, &mut bidx, &mut counts)
+                }
+            }
+        }
+        prof.mark("prepare");
+        launch!(self, self.k.msm_scan, 1024, 1024; &counts, &nb32, &mut offsets, &mut cursor);
+        prof.mark("scan");
+        if n > 0 {
+            launch!(self, self.k.msm_scatter, n, 256; &canon, &bidx, &n32, &c32, &nwin32, &mut cursor, &mut entries);
+            prof.mark("scatter");
+            launch!(self, ck.accumulate, nchunks, 128; bases, &entries, &offsets, &nb32, &l_chunk, &mut buckets, &mut heads);
+            prof.mark("accumulate");
+            // Levels of partial sums, while the previous level may have had
+            // more than one chunk (the device skips levels past the last).
+            let mut prev_max = max_entries;
+            let mut prev_l = l_chunk as usize;
+            let mut level: u32 = 1;
+            while prev_max > prev_l {
+                let cur_max = prev_max.div_ceil(prev_l);
+                let threads = cur_max.div_ceil(l1 as usize);
+                if level % 2 == 1 {
+                    launch!(self, ck.accumulate_level, threads, 128; &heads, &entries, &offsets, &nb32, &l_chunk, &l1, &level, &mut buckets, &mut heads2);
+                } else {
+                    launch!(self, ck.accumulate_level, threads, 128; &heads2, &entries, &offsets, &nb32, &l_chunk, &l1, &level, &mut buckets, &mut heads);
+                }
+                prev_max = cur_max;
+                prev_l = l1 as usize;
+                level += 1;
+            }
+        }
+        prof.mark("levels");
+        launch!(self, ck.bucket_reduce, nwin * nseg, 64; &buckets, &k32, &nwin32, &seg, &mut segs);
+        prof.mark("bucket_reduce");
+        // Reduce each window's nseg segment sums to one point.
+        let mut len = nseg as u32;
+        let mut src_is_segs = true;
+        while len > 1 {
+            let f: u32 = len.min(32);
+            let len2 = len.div_ceil(f);
+            if src_is_segs {
+                launch!(self, ck.sum_groups, nwin as u32 * len2, 64; &segs, &nwin32, &len, &f, &mut tmp, &len2);
+            } else {
+                launch!(self, ck.sum_groups, nwin as u32 * len2, 64; &tmp, &nwin32, &len, &f, &mut segs, &len2);
+            }
+            src_is_segs = !src_is_segs;
+            len = len2;
+        }
+        {
+            let src = if src_is_segs { &segs } else { &tmp };
+            let mut dst = out.slice_mut(jw..(nwin + 1) * jw);
+            launch!(self, ck.to_jacobian, nwin, 64; src, &nwin32, &mut dst);
+        }
+        prof.mark("window_sums");
+        // Sum of the bases whose scalar is 1.
+        if n > 0 {
+            let f: u32 = 64;
+            let t = (n as u32).div_ceil(f);
+            let mut a = self.alloc_u64(t as usize * xw, "ones partials")?;
+            let mut b = self.alloc_u64((t as usize).div_ceil(32) * xw, "ones partials")?;
+            launch!(self, ck.ones, t, 64; bases, &bidx, &n32, &f, &mut a, &t);
+            let mut len = t;
+            let mut in_a = true;
+            let one: u32 = 1;
+            while len > 1 {
+                let f2: u32 = len.min(32);
+                let len2 = len.div_ceil(f2);
+                if in_a {
+                    launch!(self, ck.sum_groups, len2, 64; &a, &one, &len, &f2, &mut b, &len2);
+                } else {
+                    launch!(self, ck.sum_groups, len2, 64; &b, &one, &len, &f2, &mut a, &len2);
+                }
+                in_a = !in_a;
+                len = len2;
+            }
+            let src = if in_a { &a } else { &b };
+            let mut dst = out.slice_mut((nwin + 1) * jw..(nwin + 2) * jw);
+            launch!(self, ck.to_jacobian, 1, 32; src, &one, &mut dst);
+        }
+        prof.mark("ones");
+        let words = self
+            .stream
+            .clone_dtoh(&out)
+            .map_err(|e| CudaError::launch("MSM", e))?;
+        prof.mark("download");
+        self.sync("MSM")?;
+        prof.report(&format!(
+            "{} MSM n={n} c={c} nwin={nwin} L={l_chunk}/{l1}",
+            if matches!(curve, Curve::G1) {
+                "G1"
+            } else {
+                "G2"
+            }
+        ));
+        drop((
+            d_scalars, d_density, d_prefix, canon, bidx, counts, offsets, cursor, entries,
+        ));
+        drop((buckets, heads, heads2, segs, tmp));
+        Ok(words)
+    }
+}
+
+/// Number of terms an MSM actually has (included variables).
+pub(crate) fn effective_terms(n: usize, density: Option<&[u64]>) -> usize {
+    match density {
+        None => n,
+        Some(d) => {
+            let mut acc = 0usize;
+            for (i, w) in d.iter().enumerate() {
+                if i * 64 >= n {
+                    break;
+                }
+                let bits = if (i + 1) * 64 <= n {
+                    *w
+                } else {
+                    w & ((1u64 << (n - i * 64)) - 1)
+                };
+                acc += bits.count_ones() as usize;
+            }
+            acc
+        }
+    }
+}
