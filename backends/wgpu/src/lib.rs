@@ -9,14 +9,18 @@
 //! ntt/), is embedded with `include_str!`, and is compiled once per backend,
 //! each pipeline on first use (or all at once with [`WgpuBackend::warm_up`]).
 //!
-//! Field arithmetic is portable u32 code: 13-bit limbs (30 for Fq, 20 for Fr),
-//! Montgomery radix 2^390 / 2^260, converted from and to blst's radix on the
-//! device at the boundary.
+//! Field arithmetic has two paths, chosen at run time: portable u32 code with
+//! 13-bit limbs (30 for Fq, 20 for Fr, Montgomery radix 2^390 / 2^260), and,
+//! where the adapter offers SHADER_INT64, 29-bit limbs summed in u64
+//! accumulators. Values are converted from and to blst's radix on the device at
+//! the boundary.
 
 mod backend;
 mod error;
 mod gpu;
 mod host;
+mod msm;
+mod ntt;
 mod shaders;
 
 pub use backend::{G1Bases, G2Bases, Options, WgpuBackend};

@@ -1,0 +1,388 @@
+//! Pippenger MSM over G1 and G2 (shaders/msm/): the host splits off scalars 0
+//! and 1, the device cuts signed digits, sorts them into buckets, sums and
+//! reduces the buckets, and the host folds the window sums.
+
+use blst::*;
+
+use crate::backend::{job, Curve, G1Bases, G2Bases, WgpuBackend};
+use crate::error::WgpuError;
+use crate::gpu::params;
+use crate::host;
+use crate::shaders::Module;
+
+/// What the device returns for one MSM: per window, T XYZZ points whose sum
+/// is the window sum; partial sums of the bases with scalar 1.
+struct MsmOut {
+    c: u32,
+    windows: Vec<Vec<u32>>,
+    ones: Vec<u32>,
+}
+
+fn fp_mul(a: &blst_fp, b: &blst_fp) -> blst_fp {
+    let mut r = blst_fp::default();
+    unsafe { blst_fp_mul(&mut r, a, b) };
+    r
+}
+fn fp_sqr(a: &blst_fp) -> blst_fp {
+    let mut r = blst_fp::default();
+    unsafe { blst_fp_sqr(&mut r, a) };
+    r
+}
+fn fp2_of(w: &[u32]) -> blst_fp2 {
+    blst_fp2 {
+        fp: [host::words_to_fp(&w[0..12]), host::words_to_fp(&w[12..24])],
+    }
+}
+fn fp2_mul(a: &blst_fp2, b: &blst_fp2) -> blst_fp2 {
+    let mut r = blst_fp2::default();
+    unsafe { blst_fp2_mul(&mut r, a, b) };
+    r
+}
+fn fp2_sqr(a: &blst_fp2) -> blst_fp2 {
+    let mut r = blst_fp2::default();
+    unsafe { blst_fp2_sqr(&mut r, a) };
+    r
+}
+
+/// XYZZ (blst Montgomery form) -> Jacobian: (X ZZ^2, Y ZZZ^2, ZZZ).
+fn p1_of_xyzz(w: &[u32]) -> blst_p1 {
+    let (x, y) = (host::words_to_fp(&w[0..12]), host::words_to_fp(&w[12..24]));
+    let (zz, zzz) = (host::words_to_fp(&w[24..36]), host::words_to_fp(&w[36..48]));
+    blst_p1 {
+        x: fp_mul(&x, &fp_sqr(&zz)),
+        y: fp_mul(&y, &fp_sqr(&zzz)),
+        z: zzz,
+    }
+}
+fn p2_of_xyzz(w: &[u32]) -> blst_p2 {
+    let (x, y) = (fp2_of(&w[0..24]), fp2_of(&w[24..48]));
+    let (zz, zzz) = (fp2_of(&w[48..72]), fp2_of(&w[72..96]));
+    blst_p2 {
+        x: fp2_mul(&x, &fp2_sqr(&zz)),
+        y: fp2_mul(&y, &fp2_sqr(&zzz)),
+        z: zzz,
+    }
+}
+
+impl WgpuBackend {
+    // ------------------------------------------------------------- MSM
+
+    /// Σ scalars[i] · bases[rank(i)] over G1.
+    ///
+    /// Without a density, rank(i) = i and `scalars.len() <= bases.len()`.
+    /// With a density bitmap (bit i of word i / 64 set = variable i included),
+    /// `scalars` holds one value per variable, variables whose bit is clear are
+    /// skipped, and an included variable uses base number rank(i) = number of
+    /// included variables before i (bellperson's layout). The bitmap must
+    /// cover `scalars.len()` bits; bits beyond it are ignored. Scalars are
+    /// blst_fr in Montgomery form; scalars 0 and 1 never reach the buckets.
+    pub fn msm_g1(
+        &self,
+        bases: &G1Bases,
+        scalars: &[blst_fr],
+        density: Option<&[u64]>,
+    ) -> Result<blst_p1, WgpuError> {
+        if bases.owner != self.id {
+            return Err(WgpuError::InvalidInput(
+                "msm_g1: the bases were uploaded by another backend".into(),
+            ));
+        }
+        let out = self.msm(Curve::G1, &bases.buf, bases.len, scalars, density)?;
+        let pw = 48;
+        let mut acc = blst_p1::default();
+        for w in out.windows.iter().rev() {
+            for _ in 0..out.c {
+                unsafe { blst_p1_double(&mut acc, &acc) };
+            }
+            for p in w.chunks_exact(pw) {
+                unsafe { blst_p1_add_or_double(&mut acc, &acc, &p1_of_xyzz(p)) };
+            }
+        }
+        for p in out.ones.chunks_exact(pw) {
+            unsafe { blst_p1_add_or_double(&mut acc, &acc, &p1_of_xyzz(p)) };
+        }
+        Ok(acc)
+    }
+
+    /// Σ scalars[i] · bases[rank(i)] over G2; see [`Self::msm_g1`].
+    pub fn msm_g2(
+        &self,
+        bases: &G2Bases,
+        scalars: &[blst_fr],
+        density: Option<&[u64]>,
+    ) -> Result<blst_p2, WgpuError> {
+        if bases.owner != self.id {
+            return Err(WgpuError::InvalidInput(
+                "msm_g2: the bases were uploaded by another backend".into(),
+            ));
+        }
+        let out = self.msm(Curve::G2, &bases.buf, bases.len, scalars, density)?;
+        let pw = 96;
+        let mut acc = blst_p2::default();
+        for w in out.windows.iter().rev() {
+            for _ in 0..out.c {
+                unsafe { blst_p2_double(&mut acc, &acc) };
+            }
+            for p in w.chunks_exact(pw) {
+                unsafe { blst_p2_add_or_double(&mut acc, &acc, &p2_of_xyzz(p)) };
+            }
+        }
+        for p in out.ones.chunks_exact(pw) {
+            unsafe { blst_p2_add_or_double(&mut acc, &acc, &p2_of_xyzz(p)) };
+        }
+        Ok(acc)
+    }
+
+    fn msm(
+        &self,
+        curve: Curve,
+        bases: &wgpu::Buffer,
+        nbases: usize,
+        scalars: &[blst_fr],
+        density: Option<&[u64]>,
+    ) -> Result<MsmOut, WgpuError> {
+        // Host pass: drop zeros, set ones aside, rank through the density.
+        let one = host::fr_from_u64(1).l;
+        let mut idx: Vec<u32> = Vec::new();
+        let mut sc: Vec<blst_fr> = Vec::new();
+        let mut ones: Vec<u32> = Vec::new();
+        let mut classify = |rank: usize, s: &blst_fr| {
+            if s.l == [0u64; 4] {
+            } else if s.l == one {
+                ones.push(rank as u32);
+            } else {
+                idx.push(rank as u32);
+                sc.push(*s);
+            }
+        };
+        match density {
+            None => {
+                if scalars.len() > nbases {
+                    return Err(WgpuError::InvalidInput(format!(
+                        "msm: {} scalars for {} bases",
+                        scalars.len(),
+                        nbases
+                    )));
+                }
+                for (i, s) in scalars.iter().enumerate() {
+                    classify(i, s);
+                }
+            }
+            Some(d) => {
+                if d.len() * 64 < scalars.len() {
+                    return Err(WgpuError::InvalidInput(format!(
+                        "msm: the density bitmap has {} bits for {} scalars",
+                        d.len() * 64,
+                        scalars.len()
+                    )));
+                }
+                let mut rank = 0usize;
+                for (i, s) in scalars.iter().enumerate() {
+                    if (d[i / 64] >> (i % 64)) & 1 == 1 {
+                        if rank >= nbases {
+                            return Err(WgpuError::InvalidInput(format!(
+                                "msm: the density includes more than the {nbases} bases"
+                            )));
+                        }
+                        classify(rank, s);
+                        rank += 1;
+                    }
+                }
+            }
+        }
+        let fw = curve.fw();
+        let pt_words = 4 * fw;
+        let m = curve.module();
+        let _g = self.lock()?;
+        let mut out = MsmOut {
+            c: 0,
+            windows: Vec::new(),
+            ones: Vec::new(),
+        };
+        let kfrom = self.ctx.radix.fq_k_from_dev();
+        let n = idx.len() as u64;
+        if n > 0 {
+            let c = window_bits(n);
+            // signed digits: 2^(c-1) buckets a window, and one window more than
+            // 255 / c to take the last carry
+            let nb = 1u64 << (c - 1);
+            let windows = 255 / c + 1;
+            let t_per = (nb / 32).max(1);
+            // Bound the buffers of one batch of windows.
+            let cap = self
+                .ctx
+                .limits
+                .max_storage_buffer_binding_size
+                .min(self.ctx.limits.max_buffer_size)
+                .min(1 << 28);
+            let per_win = (n * 8).max(nb * pt_words * 4).max(2 * nb * 4);
+            let batch = (cap / per_win).clamp(1, windows as u64) as u32;
+            let scal = self.ctx.upload(host::fr_as_words(&sc), 0, "msm scalars")?;
+            let ib = self.ctx.upload(&idx, 0, "msm indices")?;
+            let kc = self.ctx.radix.fr_k_canonical();
+            self.ctx.run(
+                "msm scalars",
+                &[job(
+                    Module::Fr,
+                    "fr_mul_const",
+                    params(&[n as u32], &kc),
+                    &[(1, &scal)],
+                    n,
+                )],
+                &[],
+            )?;
+            out.c = c;
+            let mut w0 = 0u32;
+            while w0 < windows {
+                let nw = batch.min(windows - w0) as u64;
+                let counts = self.ctx.storage(2 * nw * nb * 4, "msm counts")?;
+                let sorted = self.ctx.storage(nw * n * 4, "msm sorted")?;
+                let digits = self.ctx.storage(nw * n * 4, "msm digits")?;
+                let buckets = self.ctx.storage(nw * nb * pt_words * 4, "msm buckets")?;
+                let res = self
+                    .ctx
+                    .storage(nw * t_per * pt_words * 4, "msm window sums")?;
+                let sp = params(&[n as u32, c, nb as u32, w0, nw as u32], &[]);
+                let jobs = [
+                    job(
+                        Module::Sort,
+                        "msm_digits",
+                        sp,
+                        &[(1, &scal), (5, &digits)],
+                        n,
+                    ),
+                    job(
+                        Module::Sort,
+                        "msm_hist",
+                        sp,
+                        &[(3, &counts), (5, &digits)],
+                        n,
+                    ),
+                    job(Module::Sort, "msm_scan", sp, &[(3, &counts)], nw),
+                    job(
+                        Module::Sort,
+                        "msm_scatter",
+                        sp,
+                        &[(2, &ib), (3, &counts), (4, &sorted), (5, &digits)],
+                        n,
+                    ),
+                    job(
+                        m,
+                        "msm_acc",
+                        params(&[n as u32, nb as u32, nw as u32, 0, 0, 0], &[]),
+                        &[(1, bases), (2, &sorted), (3, &counts), (4, &buckets)],
+                        nw * nb,
+                    ),
+                    job(
+                        m,
+                        "msm_acc",
+                        params(&[0, nb as u32, nw as u32, t_per as u32, 0, 1], &[]),
+                        &[(4, &buckets), (5, &res)],
+                        nw * t_per,
+                    ),
+                    job(
+                        Module::G1,
+                        "fq_mul_const",
+                        params(&[(nw * t_per * 4 * fw / 12) as u32], &kfrom),
+                        &[(1, &res)],
+                        nw * t_per * 4 * fw / 12,
+                    ),
+                ];
+                let words = self
+                    .ctx
+                    .run("msm", &jobs, &[(&res, 0, nw * t_per * pt_words)])?;
+                let words = words.into_iter().next().unwrap_or_default();
+                for k in 0..nw {
+                    let a = (k * t_per * pt_words) as usize;
+                    let b = ((k + 1) * t_per * pt_words) as usize;
+                    out.windows
+                        .push(words.get(a..b).unwrap_or_default().to_vec());
+                }
+                w0 += nw as u32;
+            }
+        }
+        if !ones.is_empty() {
+            let n1 = ones.len() as u64;
+            let l = n1.div_ceil(8192).max(16);
+            let t = n1.div_ceil(l);
+            // Bucket accumulation over host-made "buckets" 1..=t, each a chunk
+            // of the list (bucket 0 stays the identity).
+            let nb1 = t + 1;
+            let mut cnt = vec![0u32; 2 * nb1 as usize];
+            for d in 1..=t {
+                let beg = (d - 1) * l;
+                let end = (beg + l).min(n1);
+                cnt[d as usize] = (end - beg) as u32;
+                cnt[(nb1 + d) as usize] = end as u32;
+            }
+            let lb = self.ctx.upload(&ones, 0, "msm ones")?;
+            let cb = self.ctx.upload(&cnt, 0, "msm ones chunks")?;
+            let res = self.ctx.storage(nb1 * pt_words * 4, "msm ones sums")?;
+            let jobs = [
+                job(
+                    m,
+                    "msm_acc",
+                    params(&[n1 as u32, nb1 as u32, 1, 0, 0, 0], &[]),
+                    &[(1, bases), (2, &lb), (3, &cb), (4, &res)],
+                    nb1,
+                ),
+                job(
+                    Module::G1,
+                    "fq_mul_const",
+                    params(&[(nb1 * 4 * fw / 12) as u32], &kfrom),
+                    &[(1, &res)],
+                    nb1 * 4 * fw / 12,
+                ),
+            ];
+            let words = self
+                .ctx
+                .run("msm ones", &jobs, &[(&res, 0, nb1 * pt_words)])?;
+            out.ones = words.into_iter().next().unwrap_or_default();
+        }
+        Ok(out)
+    }
+}
+
+/// Window size for an MSM of `n` bucketed terms, by a cost model fitted to the
+/// H200 (2026-11-29): a bucket addition costs ~1.9 ns of the whole GPU's time when
+/// many threads add at once, but ~17 µs in one thread's chain, and every bucket is
+/// summed by one thread. So besides the additions (windows · n) and the bucket
+/// reduction (windows · 2^(c-1) buckets), the model counts the longest chain: the
+/// average bucket load, or the load of the top window, whose digits only reach
+/// about r / 2^(c (windows - 1)) (for some c just the final carry). With unsigned
+/// digits and c = 14, that window had 7 buckets at n = 2^16: 273 ms against 30 ms
+/// at 2^18.
+fn window_bits(n: u64) -> u32 {
+    const LOG2_R: f64 = 254.857; // log2 of the scalar field's order
+    let n = n as f64;
+    let cost = |c: u32| {
+        let windows = f64::from(255 / c + 1);
+        let buckets = f64::from(1u32 << (c - 1));
+        let top_buckets = (LOG2_R - f64::from(c) * (windows - 1.0)).exp2().max(1.0);
+        let chain = (n / buckets).max(n / top_buckets);
+        windows * n * 1.9 + windows * buckets * 3.8 + chain * 17_000.0
+    };
+    (4..=16u32)
+        .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
+        .unwrap_or(16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::window_bits;
+
+    #[test]
+    fn windows_avoid_a_nearly_empty_top_window() {
+        // the top window covers bits c * (255 / c) .. 255 and the last carry
+        for lg in 4..=26 {
+            let c = window_bits(1 << lg);
+            let top_bits = 255 - c * (255 / c);
+            assert!(
+                top_bits + 2 >= c / 2,
+                "2^{lg} terms: c = {c}, top window {top_bits} bits"
+            );
+        }
+        assert_eq!(window_bits(1 << 22), 16);
+        assert!(window_bits(16) <= 8);
+    }
+}

@@ -1,0 +1,242 @@
+//! NTTs over Fr and the Groth16 H computation (shaders/ntt/).
+
+use std::sync::Arc;
+
+use blst::*;
+
+use crate::backend::{job, WgpuBackend};
+use crate::error::WgpuError;
+use crate::gpu::params;
+use crate::gpu::Job;
+use crate::host;
+use crate::shaders::Module;
+
+impl WgpuBackend {
+    // ------------------------------------------------------------- NTT
+
+    fn twiddles(&self, log_n: u32, inverse: bool) -> Result<Arc<wgpu::Buffer>, WgpuError> {
+        if let Some(b) = self
+            .twiddles
+            .lock()
+            .map_err(|_| WgpuError::gpu("twiddles", "poisoned lock"))?
+            .get(&(log_n, inverse))
+        {
+            return Ok(b.clone());
+        }
+        let half = 1u64 << (log_n - 1);
+        let mut w = host::omega(log_n);
+        if inverse {
+            w = host::fr_inv(&w);
+        }
+        let (lo, hi, bits) = self.ctx.radix.split_powers(&w, half);
+        let lob = self.ctx.upload(&lo, 0, "twiddles")?;
+        let hib = self.ctx.upload(&hi, 0, "twiddles")?;
+        let tw = self.ctx.storage(half * 32, "twiddles")?;
+        self.ctx.run(
+            "twiddles",
+            &[job(
+                Module::Fr,
+                "fr_expand_powers",
+                params(&[half as u32, bits], &[]),
+                &[(2, &tw), (3, &lob), (4, &hib)],
+                half,
+            )],
+            &[],
+        )?;
+        let tw = Arc::new(tw);
+        let mut g = self
+            .twiddles
+            .lock()
+            .map_err(|_| WgpuError::gpu("twiddles", "poisoned lock"))?;
+        if g.len() > 8 {
+            g.clear();
+        }
+        g.insert((log_n, inverse), tw.clone());
+        Ok(tw)
+    }
+
+    /// The jobs of one in-place NTT (natural order in and out), no scaling.
+    fn ntt_jobs<'a>(
+        data: &'a wgpu::Buffer,
+        tw: &'a wgpu::Buffer,
+        log_n: u32,
+        out: &mut Vec<Job<'a>>,
+    ) {
+        let n = 1u64 << log_n;
+        out.push(job(
+            Module::Fr,
+            "fr_bitrev",
+            params(&[n as u32, log_n], &[]),
+            &[(1, data)],
+            n,
+        ));
+        for s in 0..log_n {
+            out.push(job(
+                Module::Fr,
+                "fr_ntt_stage",
+                params(&[(n / 2) as u32, s, log_n], &[]),
+                &[(1, data), (2, tw)],
+                n / 2,
+            ));
+        }
+    }
+
+    fn check_log(&self, log_n: u32, what: &str) -> Result<(), WgpuError> {
+        if log_n > 28 {
+            return Err(WgpuError::InvalidInput(format!(
+                "{what}: log_n = {log_n} is out of range 0..=28"
+            )));
+        }
+        let bytes = 32u64 << log_n;
+        let max = self
+            .ctx
+            .limits
+            .max_storage_buffer_binding_size
+            .min(self.ctx.limits.max_buffer_size);
+        if bytes > max {
+            return Err(WgpuError::OutOfMemory(format!(
+                "{what}: 2^{log_n} elements ({bytes} bytes) exceed the adapter's binding limit of {max} bytes"
+            )));
+        }
+        Ok(())
+    }
+
+    /// In-place NTT of `data` (length 2^log_n, Montgomery form) with
+    /// omega = ROOT_OF_UNITY^(2^(32 - log_n)); the inverse uses omega^-1 and
+    /// multiplies by n^-1 (bellperson's FFT / IFFT).
+    pub fn ntt(&self, data: &mut [blst_fr], log_n: u32, inverse: bool) -> Result<(), WgpuError> {
+        self.check_log(log_n, "ntt")?;
+        if data.len() != 1usize << log_n {
+            return Err(WgpuError::InvalidInput(format!(
+                "ntt: {} elements, expected 2^{log_n}",
+                data.len()
+            )));
+        }
+        if log_n == 0 {
+            return Ok(());
+        }
+        let _g = self.lock()?;
+        let n = 1u64 << log_n;
+        let buf = self.ctx.upload(host::fr_as_words(data), 0, "ntt data")?;
+        let tw = self.twiddles(log_n, inverse)?;
+        let mut jobs = vec![job(
+            Module::Fr,
+            "fr_mul_const",
+            params(&[n as u32], &self.ctx.radix.fr_k_to_dev()),
+            &[(1, &buf)],
+            n,
+        )];
+        Self::ntt_jobs(&buf, &tw, log_n, &mut jobs);
+        if inverse {
+            let ninv = host::fr_inv(&host::fr_from_u64(n));
+            jobs.push(job(
+                Module::Fr,
+                "fr_mul_const",
+                params(&[n as u32], &self.ctx.radix.fr_dev(&ninv)),
+                &[(1, &buf)],
+                n,
+            ));
+        }
+        jobs.push(job(
+            Module::Fr,
+            "fr_mul_const",
+            params(&[n as u32], &self.ctx.radix.fr_k_from_dev()),
+            &[(1, &buf)],
+            n,
+        ));
+        let words = self.ctx.run("ntt", &jobs, &[(&buf, 0, n * 8)])?;
+        let v = host::words_to_fr(&words[0]);
+        data.copy_from_slice(&v);
+        Ok(())
+    }
+
+    /// The Groth16 quotient polynomial H for a 2^log_m domain (bellperson's
+    /// steps): a, b, c (each at most m long, zero-padded) are interpolated,
+    /// evaluated on the coset g·<omega> (g = 7), combined as
+    /// (a·b − c)·(g^m − 1)^-1 and interpolated back from the coset; the first
+    /// m − 1 coefficients are returned (Montgomery form).
+    pub fn compute_h(
+        &self,
+        a: &[blst_fr],
+        b: &[blst_fr],
+        c: &[blst_fr],
+        log_m: u32,
+    ) -> Result<Vec<blst_fr>, WgpuError> {
+        self.check_log(log_m, "compute_h")?;
+        let m = 1u64 << log_m;
+        for (name, v) in [("a", a), ("b", b), ("c", c)] {
+            if v.len() as u64 > m {
+                return Err(WgpuError::InvalidInput(format!(
+                    "compute_h: {name} has {} > 2^{log_m} elements",
+                    v.len()
+                )));
+            }
+        }
+        if log_m == 0 {
+            return Ok(Vec::new());
+        }
+        let _g = self.lock()?;
+        let g = host::fr_from_u64(host::COSET_GENERATOR);
+        let ginv = host::fr_inv(&g);
+        let minv = host::fr_inv(&host::fr_from_u64(m));
+        let zinv = host::fr_inv(&host::fr_sub(&host::fr_pow(&g, m), &host::fr_from_u64(1)));
+        let (glo, ghi, gbits) = self.ctx.radix.split_powers(&g, m);
+        let (ilo, ihi, ibits) = self.ctx.radix.split_powers(&ginv, m);
+        let d_glo = self.ctx.upload(&glo, 0, "coset table")?;
+        let d_ghi = self.ctx.upload(&ghi, 0, "coset table")?;
+        let d_ilo = self.ctx.upload(&ilo, 0, "coset table")?;
+        let d_ihi = self.ctx.upload(&ihi, 0, "coset table")?;
+        let tw_f = self.twiddles(log_m, false)?;
+        let tw_i = self.twiddles(log_m, true)?;
+        let minv_d = self.ctx.radix.fr_dev(&minv);
+        let mut bufs = Vec::with_capacity(3);
+        for (name, v) in [("a", a), ("b", b), ("c", c)] {
+            bufs.push(self.ctx.upload(host::fr_as_words(v), m * 32, name)?);
+        }
+        let mut jobs = Vec::new();
+        for d in &bufs {
+            jobs.push(job(
+                Module::Fr,
+                "fr_mul_const",
+                params(&[m as u32], &self.ctx.radix.fr_k_to_dev()),
+                &[(1, d)],
+                m,
+            ));
+            Self::ntt_jobs(d, &tw_i, log_m, &mut jobs);
+            jobs.push(job(
+                Module::Fr,
+                "fr_scale_powers",
+                params(&[m as u32, gbits], &minv_d),
+                &[(1, d), (3, &d_glo), (4, &d_ghi)],
+                m,
+            ));
+            Self::ntt_jobs(d, &tw_f, log_m, &mut jobs);
+        }
+        jobs.push(job(
+            Module::Fr,
+            "fr_h_combine",
+            params(&[m as u32], &self.ctx.radix.fr_dev(&zinv)),
+            &[(1, &bufs[0]), (2, &bufs[1]), (3, &bufs[2])],
+            m,
+        ));
+        Self::ntt_jobs(&bufs[0], &tw_i, log_m, &mut jobs);
+        jobs.push(job(
+            Module::Fr,
+            "fr_scale_powers",
+            params(&[m as u32, ibits], &minv_d),
+            &[(1, &bufs[0]), (3, &d_ilo), (4, &d_ihi)],
+            m,
+        ));
+        jobs.push(job(
+            Module::Fr,
+            "fr_mul_const",
+            params(&[m as u32], &self.ctx.radix.fr_k_from_dev()),
+            &[(1, &bufs[0])],
+            m,
+        ));
+        let words = self
+            .ctx
+            .run("compute_h", &jobs, &[(&bufs[0], 0, (m - 1) * 8)])?;
+        Ok(host::words_to_fr(&words[0]))
+    }
+}
