@@ -3,9 +3,14 @@
 #pragma once
 #include "mont.cuh"
 
+// Fq products are called out of line unless FQ_INLINE_MUL (see mont_t::operator*).
+#ifndef FQ_INLINE_MUL
+#define FQ_INLINE_MUL 0
+#endif
+
 struct fq_params {
     static const int N = 12;
-    static const bool inline_mul = false;
+    static const bool inline_mul = FQ_INLINE_MUL;
     static const u32 inv = 0xfffcfffdu;
     __device__ __forceinline__ static u32 mod(int i) {
         const u32 v[12] = {0xffffaaabu, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu, 0xf6b0f624u, 0x6730d2a0u,

@@ -4,7 +4,8 @@
 //   1. msm_prepare   per scalar: density -> base index, Montgomery -> canonical,
 //                    scalars 0 (dropped) and 1 (flagged for a plain sum) taken
 //                    out, signed c-bit window digits counted per bucket.
-//   2. msm_scan      exclusive scan of the bucket counts (one block).
+//   2. msm_scan_*    exclusive scan of the bucket counts (tiles, then one
+//                    block over the tile sums, then each tile).
 //   3. msm_scatter   counting sort: (bucket key, base index | sign) pairs, one
 //                    u64 each, laid out grouped by bucket.
 //   4. msm_accumulate  the sorted list is cut into equal chunks of L0 entries,
@@ -137,6 +138,80 @@ extern "C" __global__ void msm_scan(const u32* __restrict__ counts, u32 nb, u32*
         run += counts[i];
     }
     if (t == 1023) offsets[nb] = sums[1023];
+}
+
+// The bucket counts of a large window size (c = 20: 13 x 2^19 buckets) are
+// too many for one block: msm_scan_tiles sums tiles of MSM_SCAN_TILE counts,
+// msm_scan turns the tile sums into tile offsets, msm_scan_apply scans each tile
+// from its offset.
+#define MSM_SCAN_TILE 4096
+
+extern "C" __global__ void __launch_bounds__(1024) msm_scan_tiles(const u32* __restrict__ counts, u32 nb,
+                                                                   u32* __restrict__ tile_sums) {
+    __shared__ u32 warp_sums[32];
+    u32 base = blockIdx.x * MSM_SCAN_TILE, t = threadIdx.x;
+    u32 s = 0;
+#pragma unroll
+    for (u32 k = 0; k < MSM_SCAN_TILE / 1024; k++) {
+        u32 i = base + k * 1024 + t;  // coalesced
+        if (i < nb) s += counts[i];
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+    if ((t & 31) == 0) warp_sums[t >> 5] = s;
+    __syncthreads();
+    if (t < 32) {
+        s = warp_sums[t];
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+        if (t == 0) tile_sums[blockIdx.x] = s;
+    }
+}
+
+// Each thread scans 4 consecutive counts of the tile; the block scans the
+// per-thread totals through warp shuffles.
+extern "C" __global__ void __launch_bounds__(1024) msm_scan_apply(const u32* __restrict__ counts, u32 nb,
+                                                                   const u32* __restrict__ tile_offsets,
+                                                                   u32* __restrict__ offsets,
+                                                                   u32* __restrict__ cursor) {
+    __shared__ u32 warp_sums[32];
+    u32 t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    u32 i0 = blockIdx.x * MSM_SCAN_TILE + t * 4;
+    u32 v[4];
+    u32 own = 0;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        v[k] = i0 + k < nb ? counts[i0 + k] : 0;
+        own += v[k];
+    }
+    u32 inc = own;  // inclusive scan within the warp
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        u32 o = __shfl_up_sync(0xffffffffu, inc, off);
+        if (lane >= off) inc += o;
+    }
+    if (lane == 31) warp_sums[warp] = inc;
+    __syncthreads();
+    if (warp == 0) {
+        u32 w = warp_sums[lane], wi = w;
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            u32 o = __shfl_up_sync(0xffffffffu, wi, off);
+            if (lane >= off) wi += o;
+        }
+        warp_sums[lane] = wi - w;  // exclusive over warps
+    }
+    __syncthreads();
+    u32 run = tile_offsets[blockIdx.x] + warp_sums[warp] + inc - own;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        if (i0 + k < nb) {
+            offsets[i0 + k] = run;
+            cursor[i0 + k] = run;
+        }
+        run += v[k];
+    }
+    if (i0 < nb && i0 + 4 >= nb) offsets[nb] = run;  // the thread holding the last count
 }
 
 // Number of entries at level k of the accumulation tree (level 0: the sorted

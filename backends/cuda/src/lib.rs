@@ -139,6 +139,8 @@ pub fn describe() -> String {
 struct Kernels {
     msm_prepare: CudaFunction,
     msm_scan: CudaFunction,
+    msm_scan_tiles: CudaFunction,
+    msm_scan_apply: CudaFunction,
     msm_scatter: CudaFunction,
     g: [CurveKernels; 2],
     ntt_twiddles: CudaFunction,
@@ -302,6 +304,8 @@ impl CudaBackend {
         let k = Kernels {
             msm_prepare: f("msm_prepare")?,
             msm_scan: f("msm_scan")?,
+            msm_scan_tiles: f("msm_scan_tiles")?,
+            msm_scan_apply: f("msm_scan_apply")?,
             msm_scatter: f("msm_scatter")?,
             g: [curve("g1")?, curve("g2")?],
             ntt_twiddles: f("ntt_twiddles")?,
