@@ -166,7 +166,11 @@ impl CudaBackend {
             (8, 4)
         };
         let nchunks = max_entries.div_ceil(l_chunk as usize).max(1);
-        let seg: u32 = (k_per_win as u32).min(32);
+        // Buckets per thread of the running-sum reduction: each thread also
+        // multiplies its segment's sum by the segment's first index (~1.5 c
+        // additions), so long segments where there are buckets enough to keep
+        // the device busy (c = 20: 64 -> 106 000 threads).
+        let seg: u32 = (k_per_win as u32).min(if nb >= 1 << 22 { 64 } else { 32 });
         let nseg = k_per_win / seg as usize;
 
         let _g = self.guard();
