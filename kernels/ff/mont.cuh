@@ -7,12 +7,15 @@
 #pragma once
 #include "ptx.cuh"
 
-
 // P supplies: static const int N; P::mod(i), P::one(i) (R mod p), P::inv
 // (-p^-1 mod 2^32). The constant arrays live in device functions so that, after
 // unrolling, every limb becomes an immediate.
+//
+// 16-byte aligned (every element is 32 or 48 bytes) so that copies of whole
+// elements (shared memory in the NTT, twiddles, scalars) are 16-byte vector
+// loads and stores rather than one per limb.
 template <class P>
-struct mont_t {
+struct alignas(16) mont_t {
     static const int N = P::N;
     u32 l[N];
 
