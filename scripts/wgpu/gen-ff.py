@@ -171,6 +171,8 @@ def gen(name, W, int64):
     print("wrote", path, f"({n} limbs of {W} bits, R = 2^{W * n})")
 
 
+# The portable files (fq.wgsl, fr.wgsl: 13-bit limbs packed two to a word)
+# come from scripts/wgpu/gen-ff-portable.py; this script writes the
+# SHADER_INT64 ones only.
 for nm in ("fq", "fr"):
-    gen(nm, 13, False)
     gen(nm, 29, True)

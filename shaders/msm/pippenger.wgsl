@@ -86,13 +86,14 @@ fn msm_acc(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     var a: Xyzz;
     var b: Xyzz;
     var dst = 2u;
+    var b_aff = false;
     if (mode == 0u) {
       let e = B2[seg + beg + step];
       let p = base_ld(e & 0x7fffffffu);
       if (aff_is_zero(p)) { continue; }
       var y = p.y;
       if ((e >> 31u) != 0u) { y = f_neg(y); }
-      a = acc; b = Xyzz(p.x, y, f_one(), f_one()); dst = 1u;
+      a = acc; b = Xyzz(p.x, y, f_one(), f_one()); dst = 1u; b_aff = true;
     } else if (step < n1) {
       if ((step & 1u) == 0u) {
         a = run; b = xyzz_ld_B4(w * nb + hi - step / 2u); dst = 0u;
@@ -111,7 +112,7 @@ fn msm_acc(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     } else {
       a = acc; b = q; dst = 1u;
     }
-    let r = xyzz_add(a, b);
+    let r = xyzz_add(a, b, b_aff);
     if (dst == 0u) { run = r; } else if (dst == 1u) { acc = r; } else { q = r; }
   }
   if (mode == 0u) { xyzz_st_B4(t, acc); } else { xyzz_st_B5(t, acc); }

@@ -10,10 +10,10 @@
 //! each pipeline on first use (or all at once with [`WgpuBackend::warm_up`]).
 //!
 //! Field arithmetic has two paths, chosen at run time: portable u32 code with
-//! 13-bit limbs (30 for Fq, 20 for Fr, Montgomery radix 2^390 / 2^260), and,
-//! where the adapter offers SHADER_INT64, 29-bit limbs summed in u64
-//! accumulators. Values are converted from and to blst's radix on the device at
-//! the boundary.
+//! 13-bit limbs in the products (30 for Fq, 20 for Fr, Montgomery radix 2^390 /
+//! 2^260) and values kept two limbs to a u32 in between, and, where the adapter
+//! offers SHADER_INT64, 29-bit limbs summed in u64 accumulators. Values are
+//! converted from and to blst's radix on the device at the boundary.
 
 mod backend;
 mod error;

@@ -1,0 +1,451 @@
+//! Throughput of the WGSL field and point code, variant by variant (ignored
+//! tests, for tuning): a dependent chain of Fq multiplications and a chain of
+//! XYZZ + affine additions (the MSM's bucket accumulation), each invocation on
+//! its own data (mulchain runs 16 x ITERS multiplications). Variants of one
+//! field path must give the same words.
+//!
+//! `cargo test --release -p crossgroth-wgpu --test perf -- --ignored --nocapture`
+//! Env: CROSSGROTH_PERF_THREADS (default 2^17), CROSSGROTH_PERF_ITERS (64),
+//! CROSSGROTH_PERF_REPS (5), CROSSGROTH_PERF_KERNELS (mulchain,addchain),
+//! CROSSGROTH_PERF_VARIANTS (comma-separated labels; default all),
+//! CROSSGROTH_WGPU_ADAPTER (adapter name substring).
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+fn env_u(name: &str, d: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(d)
+}
+
+fn read(rel: &str) -> String {
+    for base in [".", concat!(env!("CARGO_MANIFEST_DIR"), "/../..")] {
+        if let Ok(s) = std::fs::read_to_string(format!("{base}/{rel}")) {
+            return s;
+        }
+    }
+    panic!("cannot read {rel}");
+}
+
+struct Gpu {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    int64: bool,
+    name: String,
+}
+
+fn gpu() -> Option<Gpu> {
+    if std::env::var_os("GALLIVM_PERF").is_none() {
+        std::env::set_var("GALLIVM_PERF", "nopt");
+    }
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    desc.backends &= wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
+    let inst = wgpu::Instance::new(desc);
+    let want = std::env::var("CROSSGROTH_WGPU_ADAPTER").ok();
+    let mut list: Vec<wgpu::Adapter> =
+        pollster::block_on(inst.enumerate_adapters(wgpu::Backends::all()))
+            .into_iter()
+            .filter(|a| match &want {
+                Some(w) => a.get_info().name.to_lowercase().contains(&w.to_lowercase()),
+                None => true,
+            })
+            .collect();
+    list.sort_by_key(|a| (a.get_info().device_type != wgpu::DeviceType::DiscreteGpu) as u32);
+    let a = list.into_iter().next()?;
+    let int64 = a.features().contains(wgpu::Features::SHADER_INT64);
+    let mut features = wgpu::Features::empty();
+    if int64 {
+        features |= wgpu::Features::SHADER_INT64;
+    }
+    let (device, queue) = pollster::block_on(a.request_device(&wgpu::DeviceDescriptor {
+        label: None,
+        required_features: features,
+        required_limits: wgpu::Limits {
+            max_storage_buffer_binding_size: a.limits().max_storage_buffer_binding_size,
+            max_buffer_size: a.limits().max_buffer_size,
+            ..wgpu::Limits::default()
+        },
+        experimental_features: wgpu::ExperimentalFeatures::disabled(),
+        memory_hints: wgpu::MemoryHints::Performance,
+        trace: wgpu::Trace::Off,
+    }))
+    .ok()?;
+    Some(Gpu {
+        device,
+        queue,
+        int64,
+        name: a.get_info().name,
+    })
+}
+
+fn accessors(words: usize) -> String {
+    let mut s = String::new();
+    for k in 1..=2 {
+        let ld: Vec<String> = (0..words).map(|i| format!("B{k}[o + {i}u]")).collect();
+        let st: Vec<String> = (0..words)
+            .map(|i| format!("B{k}[o + {i}u] = w[{i}];"))
+            .collect();
+        s += &format!(
+            "fn fq_ld_B{k}(o: u32) -> Fq {{ return fq_from_words(array<u32, {words}>({})); }}\n\
+             fn fq_st_B{k}(o: u32, a: Fq) {{ let w = fq_to_words(a); {} }}\n\
+             fn f_ld_B{k}(o: u32) -> F {{ return fq_ld_B{k}(o); }}\n\
+             fn f_st_B{k}(o: u32, a: F) {{ fq_st_B{k}(o, a); }}\n",
+            ld.join(", "),
+            st.join(" ")
+        );
+    }
+    s
+}
+
+const KERNELS: &str = r#"
+@compute @workgroup_size(64)
+fn mulchain(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let i = gid.x;
+  if (i >= prm(0)) { return; }
+  var x = fq_ld_B1(24u * i);
+  let y = fq_ld_B1(24u * i + 12u);
+  for (var k = 0u; k < prm(1); k++) { x = fq_mul(x, y); }
+  fq_st_B2(12u * i, x);
+}
+
+@compute @workgroup_size(64)
+fn addchain(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let i = gid.x;
+  let n = prm(0);
+  if (i >= n) { return; }
+  var acc = Xyzz(f_ld_B1(24u * i), f_ld_B1(24u * i + 12u), f_one(), f_one());
+  for (var k = 0u; k < prm(1); k++) {
+    var j = i + 1u + k;
+    if (j >= n) { j -= n; }
+    acc = bench_add(acc, Aff(f_ld_B1(24u * j), f_ld_B1(24u * j + 12u)));
+  }
+  f_st_B2(48u * i, acc.x); f_st_B2(48u * i + 12u, acc.y);
+  f_st_B2(48u * i + 24u, acc.zz); f_st_B2(48u * i + 36u, acc.zzz);
+}
+"#;
+
+struct Variant {
+    label: String,
+    field: &'static str,
+    xyzz: &'static str,
+    int64: bool,
+}
+
+/// The two field paths with the point code of shaders/ec/xyzz.wgsl. (The
+/// unpacked portable field code and the earlier point code that this test
+/// compared in 2026-11 are in git history: see backends/wgpu/README.md.)
+fn variants() -> Vec<Variant> {
+    [
+        ("int64", "shaders/ff/fq64.wgsl", true),
+        ("packed", "shaders/ff/fq.wgsl", false),
+    ]
+    .into_iter()
+    .map(|(label, field, int64)| Variant {
+        label: label.to_string(),
+        field,
+        xyzz: "shaders/ec/xyzz.wgsl",
+        int64,
+    })
+    .collect()
+}
+
+fn source(v: &Variant) -> String {
+    let xyzz = read(v.xyzz);
+    let glue = if xyzz.contains("fn bench_add") {
+        ""
+    } else if xyzz.contains("q_aff: bool") {
+        "fn bench_add(p: Xyzz, q: Aff) -> Xyzz { return xyzz_add(p, Xyzz(q.x, q.y, f_one(), f_one()), true); }\n"
+    } else {
+        "fn bench_add(p: Xyzz, q: Aff) -> Xyzz { return xyzz_add(p, Xyzz(q.x, q.y, f_one(), f_one())); }\n"
+    };
+    [
+        read("shaders/common/bindings.wgsl"),
+        read(v.field),
+        read("shaders/ec/g1.wgsl"),
+        accessors(12),
+        xyzz,
+        glue.to_string(),
+        KERNELS.to_string(),
+    ]
+    .join("\n")
+}
+
+/// Random values below 2^380 (< p), as 12-word little-endian integers.
+fn inputs(n: usize) -> Vec<u32> {
+    let mut s = 0x9e3779b97f4a7c15u64;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s as u32
+    };
+    let mut v = Vec::with_capacity(24 * n);
+    for _ in 0..2 * n {
+        for w in 0..12 {
+            let x = next();
+            v.push(if w == 11 { x & 0x0fff_ffff } else { x });
+        }
+    }
+    v
+}
+
+/// (words out, seconds of the best of `CROSSGROTH_PERF_REPS` (5) timed runs
+/// after an untimed one, seconds to build the pipeline)
+fn run(
+    g: &Gpu,
+    src: &str,
+    entry: &str,
+    input: &[u32],
+    out_words: u64,
+    n: u32,
+    iters: u32,
+) -> (Vec<u32>, f64, f64) {
+    use wgpu::util::DeviceExt;
+    let t = Instant::now();
+    let sm = g.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(entry),
+        source: wgpu::ShaderSource::Wgsl(Cow::Borrowed(src)),
+    });
+    let pipe = g
+        .device
+        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(entry),
+            layout: None,
+            module: &sm,
+            entry_point: Some(entry),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+    let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
+    let compile = t.elapsed().as_secs_f64();
+    let mut prm = [0u32; 32];
+    prm[0] = n;
+    prm[1] = iters;
+    let ubuf = g
+        .device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: None,
+            contents: bytemuck::cast_slice(&prm),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+    let inb = g
+        .device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: None,
+            contents: bytemuck::cast_slice(input),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+    let outb = g.device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: out_words * 4,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let rb = g.device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: out_words * 4,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let layout = pipe.get_bind_group_layout(0);
+    let bg = g.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &layout,
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: ubuf.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: inb.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 2,
+                resource: outb.as_entire_binding(),
+            },
+        ],
+    });
+    let reps = env_u("CROSSGROTH_PERF_REPS", 5);
+    let mut secs = f64::INFINITY;
+    for rep in 0..=reps {
+        let mut enc = g.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipe);
+            pass.set_bind_group(0, &bg, &[]);
+            pass.dispatch_workgroups(n.div_ceil(64), 1, 1);
+        }
+        if rep == reps {
+            enc.copy_buffer_to_buffer(&outb, 0, &rb, 0, out_words * 4);
+        }
+        let t = Instant::now();
+        g.queue.submit([enc.finish()]);
+        let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
+        if rep > 0 {
+            secs = secs.min(t.elapsed().as_secs_f64());
+        }
+    }
+    let slice = rb.slice(..);
+    slice.map_async(wgpu::MapMode::Read, |_| {});
+    let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
+    let words: Vec<u32> = bytemuck::cast_slice(&slice.get_mapped_range().unwrap()).to_vec();
+    (words, secs, compile)
+}
+
+#[test]
+#[ignore]
+fn field_and_point_throughput() {
+    let Some(g) = gpu() else {
+        eprintln!("*** SKIPPED: no adapter");
+        return;
+    };
+    let n = env_u("CROSSGROTH_PERF_THREADS", 1 << 17) as u32;
+    let iters = env_u("CROSSGROTH_PERF_ITERS", 64) as u32;
+    let only = std::env::var("CROSSGROTH_PERF_VARIANTS").ok();
+    let kernels = std::env::var("CROSSGROTH_PERF_KERNELS").unwrap_or("mulchain,addchain".into());
+    eprintln!(
+        "adapter: {} (SHADER_INT64: {}), {n} invocations x {iters}",
+        g.name, g.int64
+    );
+    let input = inputs(n as usize);
+    let mut seen: std::collections::HashMap<(bool, &str), (Vec<u32>, String)> = Default::default();
+    for v in &variants() {
+        if v.int64 && !g.int64 {
+            continue;
+        }
+        if let Some(o) = &only {
+            if !o.split(',').any(|x| x == v.label) {
+                continue;
+            }
+        }
+        let src = source(v);
+        for (entry, words, per, it) in [
+            ("mulchain", 12u64, "mul", 16 * iters),
+            ("addchain", 48u64, "add", iters),
+        ] {
+            if !kernels.split(',').any(|k| k == entry) {
+                continue;
+            }
+            let (out, secs, compile) = run(&g, &src, entry, &input, words * n as u64, n, it);
+            let rate = n as f64 * it as f64 / secs;
+            let mut same = String::new();
+            if let Some((w, l)) = seen.get(&(v.int64, entry)) {
+                assert!(*w == out, "{} {entry} differs from {l}", v.label);
+                same = format!(", = {l}");
+            } else {
+                seen.insert((v.int64, entry), (out, v.label.clone()));
+            }
+            eprintln!(
+                "{:>14} {entry}: {:8.3} ms, {rate:.3e} {per}/s (pipeline {:.2} s{same})",
+                v.label,
+                secs * 1e3,
+                compile
+            );
+        }
+    }
+}
+
+// ------------------------------------------------------------------ whole MSMs
+
+fn scalar_bytes(s: &blst::blst_fr) -> [u8; 32] {
+    let mut sc = blst::blst_scalar::default();
+    unsafe { blst::blst_scalar_from_fr(&mut sc, s) };
+    sc.b
+}
+
+/// G1 MSMs of 2^k uniform random scalars for k in CROSSGROTH_PERF_MSM_LOGS
+/// (default "10,12"), on both field paths, checked against blst; GPU time from
+/// timestamp queries (best of CROSSGROTH_PERF_MSM_REPS, default 2).
+#[test]
+#[ignore]
+fn msm_g1_timed() {
+    use blst::*;
+    if std::env::var_os("GALLIVM_PERF").is_none() {
+        std::env::set_var("GALLIVM_PERF", "nopt");
+    }
+    let logs: Vec<u32> = std::env::var("CROSSGROTH_PERF_MSM_LOGS")
+        .unwrap_or("10,12".into())
+        .split(',')
+        .map(|x| x.trim().parse().unwrap())
+        .collect();
+    let reps = env_u("CROSSGROTH_PERF_MSM_REPS", 2);
+    let paths = std::env::var("CROSSGROTH_WGPU_TEST_PATHS").unwrap_or_default();
+    let maxn = 1usize << logs.iter().max().unwrap();
+    let mut s = 0x2545f4914f6cdd1du64;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let fr = |l: [u64; 4]| {
+        let mut r = blst_fr::default();
+        unsafe { blst_fr_from_uint64(&mut r, l.as_ptr()) };
+        r
+    };
+    let scalars: Vec<blst_fr> = (0..maxn)
+        .map(|_| fr([next(), next(), next(), next() >> 2]))
+        .collect();
+    let g = unsafe { *blst_p1_generator() };
+    let (mut p, mut q) = (blst_p1::default(), blst_p1::default());
+    unsafe {
+        blst_p1_mult(&mut p, &g, scalar_bytes(&scalars[0]).as_ptr(), 255);
+        blst_p1_mult(&mut q, &g, scalar_bytes(&scalars[1]).as_ptr(), 255);
+    }
+    let mut pts = Vec::with_capacity(maxn);
+    for _ in 0..maxn {
+        pts.push(p);
+        unsafe { blst_p1_add_or_double(&mut p, &p, &q) };
+    }
+    let bases = p1_affines::from(&pts).as_slice().to_vec();
+    for int64 in [true, false] {
+        if (paths == "int64" && !int64) || (paths == "portable" && int64) {
+            continue;
+        }
+        let t = Instant::now();
+        let b = match crossgroth_wgpu::WgpuBackend::with_options(crossgroth_wgpu::Options {
+            allow_int64: int64,
+            ..Default::default()
+        }) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("*** SKIPPED: {e}");
+                return;
+            }
+        };
+        if int64 && !b.uses_int64() {
+            continue;
+        }
+        b.warm_up().unwrap();
+        let label = if int64 { "int64" } else { "portable" };
+        eprintln!(
+            "[{label}] {}: pipelines built in {:.2?}",
+            b.info(),
+            t.elapsed()
+        );
+        let dev = b.upload_g1_bases(&bases).unwrap();
+        // Untimed, so that the GPU's clocks are up before the first timing.
+        b.msm_g1(&dev, &scalars, None).unwrap();
+        for &log in &logs {
+            let n = 1usize << log;
+            let sb: Vec<u8> = scalars[..n].iter().flat_map(scalar_bytes).collect();
+            let want = bases[..n].mult(&sb, 255);
+            let mut best = f64::INFINITY;
+            for _ in 0..reps {
+                let (got, gt) = b.time(|b| b.msm_g1(&dev, &scalars[..n], None)).unwrap();
+                assert!(
+                    unsafe { blst_p1_is_equal(&got, &want) },
+                    "[{label}] 2^{log} differs from blst"
+                );
+                best = best.min(gt.as_secs_f64());
+            }
+            eprintln!(
+                "[{label}] G1 MSM 2^{log}: gpu {:.2} ms (best of {reps}), matches blst",
+                best * 1e3
+            );
+        }
+    }
+}
