@@ -2,7 +2,9 @@
 //! the backend as the parameter. GPU work is timed with device events
 //! (`Backend::device_time`), CPU work with the host clock. Sizes stop where the cpu
 //! backend would take minutes; `CROSSGROTH_BENCH_MAX_LOG` raises the GPU sizes
-//! (default 20; the GPU script uses 24).
+//! (default 20; the GPU script uses 24). `CROSSGROTH_BENCH_GROUPS` (comma
+//! separated: g1_msm, ntt_and_h, prove) runs only those groups, skipping the
+//! others' set-up too (criterion's name filter skips only the measuring).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -38,6 +40,13 @@ fn max_log() -> u32 {
 
 /// The largest size at which the cpu backend is still measured.
 const CPU_MAX_LOG: u32 = 20;
+
+/// Whether CROSSGROTH_BENCH_GROUPS (unset: all) names this group.
+fn wanted(group: &str) -> bool {
+    std::env::var("CROSSGROTH_BENCH_GROUPS")
+        .map(|v| v.split(',').any(|g| g.trim() == group))
+        .unwrap_or(true)
+}
 
 /// 2^log distinct bases: a random walk, normalized in parallel.
 fn bases(log: u32) -> Arc<Vec<G1Affine>> {
@@ -94,6 +103,9 @@ fn measure(backend: &dyn Backend, iters: u64, mut work: impl FnMut()) -> Duratio
 }
 
 fn g1_msm(c: &mut Criterion) {
+    if !wanted("g1_msm") {
+        return;
+    }
     let all = backends();
     let mut group = c.benchmark_group("g1_msm");
     group.sample_size(10);
@@ -123,6 +135,9 @@ fn g1_msm(c: &mut Criterion) {
 }
 
 fn ntt_and_h(c: &mut Criterion) {
+    if !wanted("ntt_and_h") {
+        return;
+    }
     let all = backends();
     let mut group = c.benchmark_group("ntt");
     group.sample_size(10);
@@ -170,6 +185,9 @@ fn ntt_and_h(c: &mut Criterion) {
 }
 
 fn prove_from_assignment(c: &mut Criterion) {
+    if !wanted("prove") {
+        return;
+    }
     let all = backends();
     let mut group = c.benchmark_group("prove_from_assignment");
     group.sample_size(10);

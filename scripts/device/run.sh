@@ -2,7 +2,7 @@
 # Runs on the GPU test machine (see shared/DEVICE.md), from the repository root,
 # after scripts/device/build.sh on the development machine; carry .device and .gl.
 #
-#   scripts/device/run.sh [check] [proofs] [sanitize] [bench] [matrix]
+#   scripts/device/run.sh [check] [proofs] [sanitize] [bench] [matrix] [tune] [wgpu-msm]
 #
 #   check     crossgroth-cuda's kernel tests (every kernel against the CPU), the
 #             WGSL shader tests at sizes up to 2^22 over Vulkan, the NTT / MSM
@@ -12,6 +12,13 @@
 #   sanitize  the CUDA kernel tests under compute-sanitizer memcheck and racecheck
 #   bench     every crossgroth-cuda benchmark, G1 MSM 2^26 resident and streamed
 #   matrix    benches/backends.rs: every backend on identical inputs
+#             (MATRIX_GROUPS=g1_msm,ntt_and_h,prove, MATRIX_FILTER, MATRIX_MAX_LOG)
+#   tune      the choices fixed by measurement: NTT kernel variants at 2^24
+#             (CROSSGROTH_CUDA_NTT_KERNEL) and G1 MSM window sizes at 2^24 with
+#             the per-phase profile (CROSSGROTH_CUDA_MSM_C; TUNE_NTT, TUNE_C
+#             pick the variants, TUNE_C="" none)
+#   wgpu-msm  the wgpu G1 MSM on both field paths at WGPU_MSM_LOGS (default
+#             16,20,22), checked against blst (backends/wgpu/tests/perf.rs)
 #
 # With no argument: all of them (more than one 10-minute call; split it).
 # Logs go to $OUT (or ./device-logs).
@@ -68,7 +75,22 @@ for phase in "${phases[@]}"; do
         ;;
     matrix)
         CROSSGROTH_BENCH_MAX_LOG="${MATRIX_MAX_LOG:-24}" \
+            CROSSGROTH_BENCH_GROUPS="${MATRIX_GROUPS:-g1_msm,ntt_and_h,prove}" \
             step backends "$bin/backends" --bench --warm-up-time 1 --measurement-time 3 ${MATRIX_FILTER:-}
+        ;;
+    wgpu-msm)
+        CROSSGROTH_REQUIRE_WGPU=1 CROSSGROTH_PERF_MSM_LOGS="${WGPU_MSM_LOGS:-16,20,22}" \
+            step wgpu-msm "$bin/perf" --ignored --nocapture --test-threads=1 msm_g1_timed
+        ;;
+    tune)
+        for v in ${TUNE_NTT:-r2:1 r2:2 r2:3 r2x4 r4}; do
+            CROSSGROTH_CUDA_NTT_KERNEL=$v CROSSGROTH_BENCH_MAX_LOG=24 \
+                step "tune-ntt-${v/:/}" "$bin/cuda" --bench --warm-up-time 1 --measurement-time 3 'ntt/24'
+        done
+        for c in ${TUNE_C-18 20}; do
+            CROSSGROTH_CUDA_MSM_C=$c CROSSGROTH_CUDA_PROFILE=1 CROSSGROTH_BENCH_MAX_LOG=24 \
+                step "tune-msm-c$c" "$bin/cuda" --bench --warm-up-time 1 --measurement-time 3 'g1_msm/24'
+        done
         ;;
     *) echo "unknown phase $phase"; status=2 ;;
     esac

@@ -50,8 +50,10 @@ enum OutputScale<'a> {
 /// Which pass kernel runs, and how many butterflies each thread takes per stage.
 /// CROSSGROTH_CUDA_NTT_KERNEL picks one for tuning: `r2:<shift>` (radix 2,
 /// 2^shift butterflies a thread), `r2x4` (radix 2, four interleaved) or `r4`
-/// (radix 4, two stages per barrier). Measured on an H200 at 2^24 (2026-11-29):
-/// r2:0 10.24 ms, r2:1 8.50, r2:2 7.93, r2:3 8.83, r4 9.02.
+/// (radix 4, two stages per barrier). Measured on an H200 at 2^24 (2026-11-29),
+/// with the even/odd product and 16-byte aligned elements: r2:2 5.67 ms, r2x4
+/// 6.10, r4 4.52 (before those two changes r2:2 was fastest: r2:0 10.24 ms,
+/// r2:1 8.50, r2:2 7.93, r2:3 8.83, r4 9.02).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum NttKernel {
     Radix2 { shift: u32 },
@@ -60,7 +62,7 @@ enum NttKernel {
 }
 
 impl NttKernel {
-    const DEFAULT: NttKernel = NttKernel::Radix2 { shift: 2 };
+    const DEFAULT: NttKernel = NttKernel::Radix4;
 
     fn from_env() -> Self {
         let Ok(v) = std::env::var("CROSSGROTH_CUDA_NTT_KERNEL") else {
