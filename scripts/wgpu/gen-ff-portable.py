@@ -34,11 +34,10 @@ arrays drivers put the arrays in local memory.
 Run: python3 scripts/wgpu/gen-ff-portable.py   (rewrites the two files)
 """
 import os
-MODULI = {
-    "fq": 0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB,
-    "fr": 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001,
-}
-WORDS = {"fq": 12, "fr": 8}
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ff_common import MODULI, WORDS, product_scan  # noqa: E402
 
 def slices(src_w, src_n, dst_w, dst_n, src):
     """expressions for dst words of dst_w bits from src words (names src[i]) of src_w bits"""
@@ -130,23 +129,7 @@ def gen(name, W=13):
     o(f"fn {name}_mul(a: {T}, b: {T}) -> {T} {{")
     for i in range(k):
         o(f"  let a{2*i} = a[{i}] & {MASK}u; let a{2*i+1} = a[{i}] >> {W}u; let b{2*i} = b[{i}] & {MASK}u; let b{2*i+1} = b[{i}] >> {W}u;")
-    o(f"  var t: u32 = 0u;")
-    for i in range(2 * n - 1):
-        terms = []
-        for j in range(max(0, i - n + 1), min(i, n - 1) + 1):
-            terms.append(f"a{j} * b{i - j}")
-        for j in range(max(0, i - n + 1), min(i - 1, n - 1) + 1):
-            if pl[i - j] != 0:
-                terms.append(f"m{j} * {pl[i - j]}u")
-        o(f"  t += {' + '.join(terms)};")
-        if i < n:
-            o(f"  let m{i} = (t * {pinv}u) & {MASK}u;")
-            if pl[0] != 0:
-                o(f"  t += m{i} * {pl[0]}u;")
-            o(f"  t = t >> {W}u;")
-        else:
-            o(f"  let r{i - n} = t & {MASK}u; t = t >> {W}u;")
-    o(f"  let r{n - 1} = t;")
+    product_scan(o, n, W, pl, pinv, lambda j: f"a{j}", lambda j: f"b{j}", lambda j: f"m{j}", "u32", "u", "t")
     for i in range(k):
         o(f"  let w{i} = r{2*i} | (r{2*i+1} << {W}u);")
     cond_sub("w")
