@@ -117,3 +117,117 @@ fn msm_acc(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
   }
   if (mode == 0u) { xyzz_st_B4(t, acc); } else { xyzz_st_B5(t, acc); }
 }
+
+fn xyzz_ld_B5(slot: u32) -> Xyzz {
+  let o = 4u * FW * slot;
+  return Xyzz(f_ld_B5(o), f_ld_B5(o + FW), f_ld_B5(o + 2u * FW), f_ld_B5(o + 3u * FW));
+}
+
+// Bucket accumulation for scalars that crowd a few buckets (many equal values):
+// msm_acc's mode 0 gives a bucket's whole run to one invocation, so a bucket
+// holding most of the entries is a chain of that many additions on one thread.
+// Here the work is cut by position instead. A separate entry point, so that
+// msm_acc (and its register allocation) stays as it is for ordinary scalars.
+// B1 bases, B2 sorted entries (nwin segments of n = prm(0)), B3 counts then
+// segment ends (as for msm_acc), B4 buckets, B5 two partial sums per chunk;
+// prm(1) = nb, prm(2) = nwin, prm(3) = L (entries a chunk), prm(4) = C (chunks
+// a window), prm(5) = mode.
+//
+// Mode 2, chunks: invocation (w, j) adds entries [j L, j L + L) of window w run
+// by run. Its first run (which may continue a bucket of earlier chunks) goes to
+// B5[2 (w C + j)], its last run (which may go on in later chunks) to
+// B5[2 (w C + j) + 1] (both, if it has one run); the runs in between are whole
+// buckets and go straight to B4.
+//
+// Mode 3, buckets: invocation (w, k) completes bucket k. A bucket that spans
+// chunks j0 < j1 is the last run of j0 plus the first runs of j0 + 1 .. j1 (a
+// chain of (j1 - j0) additions: n / L at worst instead of n); one inside a single
+// chunk is that chunk's first or last run, or was written by mode 2.
+@compute @workgroup_size(64)
+fn msm_acc_balanced(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let t = linear_id(gid, nwg);
+  let nb = prm(1);
+  let nwin = prm(2);
+  let l = prm(3);
+  let nc = prm(4);
+  let mode = prm(5);
+  let ends = nwin * nb;  // B3[ends + w nb + k]: end of bucket k in window w's segment
+  var acc = xyzz_zero();
+  var w = 0u;
+  var seg = 0u;
+  var beg = 0u;
+  var total = 0u;
+  var k = 0u;
+  var run_end = 0u;
+  var first_done = false;
+  if (mode == 2u) {
+    if (t >= nwin * nc) { return; }
+    w = t / nc;
+    seg = w * prm(0);
+    let in_window = B3[ends + w * nb + nb - 1u];
+    beg = (t % nc) * l;
+    if (beg >= in_window) { return; }
+    total = min(l, in_window - beg);
+    // the bucket holding entry beg: the first k whose end is past it
+    var lo = 0u;
+    var hi = nb - 1u;
+    while (lo < hi) {
+      let mid = (lo + hi) / 2u;
+      if (B3[ends + w * nb + mid] > beg) { hi = mid; } else { lo = mid + 1u; }
+    }
+    k = lo;
+    run_end = B3[ends + w * nb + k];
+  } else {
+    if (t >= nwin * nb) { return; }
+    w = t / nb;
+    let end = B3[ends + t];
+    let count = B3[t];
+    if (count == 0u) { xyzz_st_B4(t, xyzz_zero()); return; }
+    let b0 = end - count;
+    let j0 = b0 / l;
+    let j1 = (end - 1u) / l;
+    let slot = 2u * (w * nc + j0);
+    if (j0 == j1) {
+      let chunk_end = min((j0 + 1u) * l, B3[ends + w * nb + nb - 1u]);
+      if (b0 == j0 * l) {
+        xyzz_st_B4(t, xyzz_ld_B5(slot));
+      } else if (end == chunk_end) {
+        xyzz_st_B4(t, xyzz_ld_B5(slot + 1u));
+      }
+      return;
+    }
+    acc = xyzz_ld_B5(slot + 1u);
+    beg = w * nc + j0 + 1u;
+    total = rt_bound(j1 - j0);
+  }
+  for (var step = 0u; step < total; step++) {
+    var b: Xyzz;
+    var b_aff = false;
+    if (mode == 2u) {
+      let p = beg + step;
+      if (p == run_end) {
+        if (!first_done) { xyzz_st_B5(2u * t, acc); first_done = true; } else { xyzz_st_B4(w * nb + k, acc); }
+        acc = xyzz_zero();
+        k += 1u;
+        while (B3[ends + w * nb + k] <= p) { k += 1u; }  // empty buckets
+        run_end = B3[ends + w * nb + k];
+      }
+      let e = B2[seg + p];
+      let q = base_ld(e & 0x7fffffffu);
+      if (aff_is_zero(q)) { continue; }
+      var y = q.y;
+      if ((e >> 31u) != 0u) { y = f_neg(y); }
+      b = Xyzz(q.x, y, f_one(), f_one());
+      b_aff = true;
+    } else {
+      b = xyzz_ld_B5(2u * (beg + step));
+    }
+    acc = xyzz_add(acc, b, b_aff);
+  }
+  if (mode == 2u) {
+    if (!first_done) { xyzz_st_B5(2u * t, acc); }
+    xyzz_st_B5(2u * t + 1u, acc);
+  } else {
+    xyzz_st_B4(t, acc);
+  }
+}

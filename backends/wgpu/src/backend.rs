@@ -22,6 +22,12 @@ pub struct Options {
     /// Use the adapter at this index of [`crate::probe`]'s list instead of the
     /// preferred one (engines with one worker per adapter open each this way).
     pub adapter: Option<usize>,
+    /// With SHADER_INT64 in use, build the G2 kernels on it too. Off by
+    /// default: G2's Fq2 values double the registers of every temporary, and on
+    /// the H200 the G2 MSM of 2^18 took 353 ms on the SHADER_INT64 code against
+    /// 124 ms on the portable code (G1: 96 against 186 ms at 2^22, so G1 keeps
+    /// SHADER_INT64). Both give the same words.
+    pub g2_int64: bool,
 }
 
 impl Default for Options {
@@ -29,6 +35,7 @@ impl Default for Options {
         Options {
             allow_int64: true,
             adapter: None,
+            g2_int64: false,
         }
     }
 }
@@ -126,7 +133,7 @@ impl WgpuBackend {
     }
 
     pub fn with_options(opts: Options) -> Result<Self, WgpuError> {
-        let ctx = Ctx::new(opts.allow_int64, opts.adapter)?;
+        let ctx = Ctx::new(opts.allow_int64, opts.g2_int64, opts.adapter)?;
         Ok(WgpuBackend {
             ctx,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -145,8 +152,10 @@ impl WgpuBackend {
             i.device_type,
             i.driver,
             i.driver_info,
-            if self.ctx.int64 {
+            if self.ctx.g2_int64 {
                 "used (29-bit limbs, u64 accumulators)"
+            } else if self.ctx.int64 {
+                "used (29-bit limbs, u64 accumulators; G2 on the portable code)"
             } else if i.shader_int64 {
                 "available, not used"
             } else {
@@ -160,9 +169,14 @@ impl WgpuBackend {
         &self.ctx.info
     }
 
-    /// Whether the SHADER_INT64 path is in use.
+    /// Whether the SHADER_INT64 path is in use (G1, NTT and H).
     pub fn uses_int64(&self) -> bool {
         self.ctx.int64
+    }
+
+    /// Whether the G2 MSM runs on the SHADER_INT64 code too (`Options::g2_int64`).
+    pub fn uses_int64_for_g2(&self) -> bool {
+        self.ctx.g2_int64
     }
 
     /// Total time spent so far creating shader modules and pipelines.
@@ -184,8 +198,11 @@ impl WgpuBackend {
             (Module::Sort, "msm_scan"),
             (Module::Sort, "msm_scatter"),
             (Module::G1, "fq_mul_const"),
+            (Module::G2, "fq_mul_const"),
             (Module::G1, "msm_acc"),
             (Module::G2, "msm_acc"),
+            (Module::G1, "msm_acc_balanced"),
+            (Module::G2, "msm_acc_balanced"),
         ] {
             self.ctx.pipeline(m, e)?;
         }
@@ -241,19 +258,23 @@ impl WgpuBackend {
 
     // ------------------------------------------------------------- bases
 
+    /// Uploads affine points of `curve` (n_fq Fq elements) and converts them
+    /// to the Montgomery form of that curve's module.
     fn upload_bases(
         &self,
+        curve: Curve,
         words: &[u32],
         n_fq: u64,
         what: &str,
     ) -> Result<wgpu::Buffer, WgpuError> {
         let buf = self.ctx.upload(words, 0, what)?;
         if n_fq > 0 {
-            let k = self.ctx.radix.fq_k_to_dev();
+            let m = curve.module();
+            let k = self.ctx.module_radix(m).fq_k_to_dev();
             self.ctx.run(
                 what,
                 &[job(
-                    Module::G1,
+                    m,
                     "fq_mul_const",
                     params(&[n_fq as u32], &k),
                     &[(1, &buf)],
@@ -271,7 +292,7 @@ impl WgpuBackend {
         // SAFETY: blst_p1_affine is repr(C) {blst_fp x, y}, 12 u64 in all.
         let words =
             unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const u32, bases.len() * 24) };
-        let buf = self.upload_bases(words, 2 * bases.len() as u64, "G1 bases")?;
+        let buf = self.upload_bases(Curve::G1, words, 2 * bases.len() as u64, "G1 bases")?;
         Ok(G1Bases {
             buf,
             len: bases.len(),
@@ -285,7 +306,7 @@ impl WgpuBackend {
         // SAFETY: blst_p2_affine is repr(C) {blst_fp2 x, y}, 24 u64 in all.
         let words =
             unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const u32, bases.len() * 48) };
-        let buf = self.upload_bases(words, 4 * bases.len() as u64, "G2 bases")?;
+        let buf = self.upload_bases(Curve::G2, words, 4 * bases.len() as u64, "G2 bases")?;
         Ok(G2Bases {
             buf,
             len: bases.len(),

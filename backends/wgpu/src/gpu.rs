@@ -100,6 +100,9 @@ pub(crate) struct Ctx {
     pub info: AdapterInfo,
     pub limits: wgpu::Limits,
     pub int64: bool,
+    /// Whether the G2 module also uses the SHADER_INT64 field code (only when
+    /// `int64`; see `Options::g2_int64`).
+    pub g2_int64: bool,
     pub radix: crate::host::Radix,
     pub timestamps: bool,
     layout: wgpu::BindGroupLayout,
@@ -135,7 +138,7 @@ pub(crate) fn params(head: &[u32], konst: &[u32]) -> [u32; 32] {
 }
 
 impl Ctx {
-    pub fn new(allow_int64: bool, index: Option<usize>) -> Result<Ctx, WgpuError> {
+    pub fn new(allow_int64: bool, g2_int64: bool, index: Option<usize>) -> Result<Ctx, WgpuError> {
         let list = catch("adapter enumeration", adapters)?;
         if list.is_empty() {
             return Err(WgpuError::Unavailable(
@@ -273,6 +276,7 @@ impl Ctx {
             info,
             limits,
             int64,
+            g2_int64: int64 && g2_int64,
             radix: crate::host::Radix::new(int64),
             timestamps,
             layout,
@@ -289,6 +293,20 @@ impl Ctx {
         };
         ctx.check("device setup")?;
         Ok(ctx)
+    }
+
+    /// Whether module m is built on the SHADER_INT64 field code.
+    pub fn module_int64(&self, m: Module) -> bool {
+        match m {
+            Module::G2 => self.g2_int64,
+            _ => self.int64,
+        }
+    }
+
+    /// The Montgomery radices of module m's field code (Fq conversions of a
+    /// curve's points run in that curve's module, with its radix).
+    pub fn module_radix(&self, m: Module) -> crate::host::Radix {
+        crate::host::Radix::new(self.module_int64(m))
     }
 
     /// Turns a pending wgpu error or a device loss into an error.
@@ -327,7 +345,7 @@ impl Ctx {
         if let Some(s) = g.get(&m) {
             return Ok(s.clone());
         }
-        let src = shaders::source(m, self.int64);
+        let src = shaders::source(m, self.module_int64(m));
         let t = std::time::Instant::now();
         let sm = catch("create_shader_module", || {
             self.device

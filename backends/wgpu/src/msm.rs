@@ -199,7 +199,9 @@ impl WgpuBackend {
             windows: Vec::new(),
             ones: Vec::new(),
         };
-        let kfrom = self.ctx.radix.fq_k_from_dev();
+        // device -> blst form, run in the curve's module (the same K for
+        // either field code: 2^384 mod p)
+        let kfrom = self.ctx.module_radix(m).fq_k_from_dev();
         let n = idx.len() as u64;
         if n > 0 {
             let c = window_bits(n);
@@ -215,7 +217,19 @@ impl WgpuBackend {
                 .max_storage_buffer_binding_size
                 .min(self.ctx.limits.max_buffer_size)
                 .min(1 << 28);
-            let per_win = (n * 8).max(nb * pt_words * 4).max(2 * nb * 4);
+            // Scalars that crowd a few buckets (see crowded) take the balanced
+            // accumulation: chunks of BALANCED_CHUNK entries, two partial sums each.
+            let balanced = crowded(&sc, c);
+            let chunks = n.div_ceil(BALANCED_CHUNK);
+            let partial_bytes = if balanced {
+                2 * chunks * pt_words * 4
+            } else {
+                0
+            };
+            let per_win = (n * 8)
+                .max(nb * pt_words * 4)
+                .max(2 * nb * 4)
+                .max(partial_bytes);
             let batch = (cap / per_win).clamp(1, windows as u64) as u32;
             let scal = self.ctx.upload(host::fr_as_words(&sc), 0, "msm scalars")?;
             let ib = self.ctx.upload(&idx, 0, "msm indices")?;
@@ -242,8 +256,13 @@ impl WgpuBackend {
                 let res = self
                     .ctx
                     .storage(nw * t_per * pt_words * 4, "msm window sums")?;
+                let partials = if balanced {
+                    Some(self.ctx.storage(nw * partial_bytes, "msm chunk sums")?)
+                } else {
+                    None
+                };
                 let sp = params(&[n as u32, c, nb as u32, w0, nw as u32], &[]);
-                let jobs = [
+                let mut jobs = vec![
                     job(
                         Module::Sort,
                         "msm_digits",
@@ -266,13 +285,45 @@ impl WgpuBackend {
                         &[(2, &ib), (3, &counts), (4, &sorted), (5, &digits)],
                         n,
                     ),
-                    job(
+                ];
+                if let Some(partials) = &partials {
+                    let head = [
+                        n as u32,
+                        nb as u32,
+                        nw as u32,
+                        BALANCED_CHUNK as u32,
+                        chunks as u32,
+                    ];
+                    jobs.push(job(
+                        m,
+                        "msm_acc_balanced",
+                        params(&[head[0], head[1], head[2], head[3], head[4], 2], &[]),
+                        &[
+                            (1, bases),
+                            (2, &sorted),
+                            (3, &counts),
+                            (4, &buckets),
+                            (5, partials),
+                        ],
+                        nw * chunks,
+                    ));
+                    jobs.push(job(
+                        m,
+                        "msm_acc_balanced",
+                        params(&[head[0], head[1], head[2], head[3], head[4], 3], &[]),
+                        &[(3, &counts), (4, &buckets), (5, partials)],
+                        nw * nb,
+                    ));
+                } else {
+                    jobs.push(job(
                         m,
                         "msm_acc",
                         params(&[n as u32, nb as u32, nw as u32, 0, 0, 0], &[]),
                         &[(1, bases), (2, &sorted), (3, &counts), (4, &buckets)],
                         nw * nb,
-                    ),
+                    ));
+                }
+                jobs.extend([
                     job(
                         m,
                         "msm_acc",
@@ -281,13 +332,13 @@ impl WgpuBackend {
                         nw * t_per,
                     ),
                     job(
-                        Module::G1,
+                        m,
                         "fq_mul_const",
                         params(&[(nw * t_per * 4 * fw / 12) as u32], &kfrom),
                         &[(1, &res)],
                         nw * t_per * 4 * fw / 12,
                     ),
-                ];
+                ]);
                 let words = self
                     .ctx
                     .run("msm", &jobs, &[(&res, 0, nw * t_per * pt_words)])?;
@@ -327,7 +378,7 @@ impl WgpuBackend {
                     nb1,
                 ),
                 job(
-                    Module::G1,
+                    m,
                     "fq_mul_const",
                     params(&[(nb1 * 4 * fw / 12) as u32], &kfrom),
                     &[(1, &res)],
@@ -341,6 +392,60 @@ impl WgpuBackend {
         }
         Ok(out)
     }
+}
+
+/// Entries a chunk of the balanced accumulation (msm_acc_balanced) adds: a
+/// bucket holding all n entries of a window costs n / BALANCED_CHUNK chained
+/// additions instead of n.
+const BALANCED_CHUNK: u64 = 64;
+
+/// Whether the scalars crowd some bucket far beyond the average, so that
+/// msm_acc's one invocation per bucket would chain most of a window's
+/// additions on one thread: repeated values (2, r - 1, a constant) or values
+/// sharing their high bits (r - small). Decided on up to 1024 evenly spaced
+/// scalars: some window's (unsigned) c-bit digit taking one nonzero value in
+/// at least 1/32 of them and at least 8 times. Uniform scalars (buckets of
+/// 2^(c-1) ~ 2^15 values) essentially never do, and keep the measured path.
+fn crowded(scalars: &[blst_fr], c: u32) -> bool {
+    let n = scalars.len();
+    let samples = n.min(1024);
+    if samples < 8 {
+        return false;
+    }
+    let canon: Vec<[u64; 4]> = (0..samples)
+        .map(|i| {
+            let mut l = [0u64; 4];
+            // SAFETY: l has room for the 4 limbs blst writes.
+            unsafe { blst_uint64_from_fr(l.as_mut_ptr(), &scalars[i * n / samples]) };
+            l
+        })
+        .collect();
+    let threshold = (samples / 32).max(8);
+    let mut digits: Vec<u32> = Vec::with_capacity(samples);
+    for w in 0..255u32.div_ceil(c) {
+        digits.clear();
+        digits.extend(canon.iter().map(|l| {
+            let (bit, limb) = ((w * c) % 64, (w * c / 64) as usize);
+            let mut v = l[limb] >> bit;
+            if bit + c > 64 && limb + 1 < 4 {
+                v |= l[limb + 1] << (64 - bit);
+            }
+            (v & ((1u64 << c) - 1)) as u32
+        }));
+        digits.sort_unstable();
+        let mut run = 1;
+        for k in 1..digits.len() {
+            run = if digits[k] == digits[k - 1] {
+                run + 1
+            } else {
+                1
+            };
+            if run >= threshold && digits[k] != 0 {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Window size for an MSM of `n` bucketed terms, by a cost model fitted to the
@@ -369,7 +474,57 @@ fn window_bits(n: u64) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::window_bits;
+    use super::{crowded, window_bits};
+    use blst::blst_fr;
+
+    fn fr(v: u64) -> blst_fr {
+        crate::host::fr_from_u64(v)
+    }
+
+    #[test]
+    fn crowded_scalars_are_recognised() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // uniform below r (the top window's digits spread as in a witness)
+        let random: Vec<blst_fr> = (0..5000)
+            .map(|_| loop {
+                let l = [next(), next(), next(), next() >> 1];
+                if l[3] < 0x73ed_a753_299d_7d48 {
+                    let mut f = blst_fr::default();
+                    // SAFETY: l holds 4 limbs of a value below r.
+                    unsafe { blst::blst_fr_from_uint64(&mut f, l.as_ptr()) };
+                    break f;
+                }
+            })
+            .collect();
+        // at every window size the MSM picks, uniform scalars keep msm_acc
+        for lg in 4..=26 {
+            let c = window_bits(1 << lg);
+            assert!(!crowded(&random, c), "uniform scalars crowded at c = {c}");
+        }
+        // every 10th scalar equal: a digit value in 10% of the samples
+        let mut some_equal = random.clone();
+        for s in some_equal.iter_mut().step_by(10) {
+            *s = fr(12345);
+        }
+        assert!(crowded(&some_equal, 13));
+        // r - small distinct values share their high digits
+        let minus: Vec<blst_fr> = (0..5000u64)
+            .map(|i| {
+                let mut f = blst_fr::default();
+                // SAFETY: blst field negation of a valid element.
+                unsafe { blst::blst_fr_cneg(&mut f, &fr(i + 2), true) };
+                f
+            })
+            .collect();
+        assert!(crowded(&minus, 16));
+        assert!(!crowded(&random[..5], 16));
+    }
 
     #[test]
     fn windows_avoid_a_nearly_empty_top_window() {

@@ -97,6 +97,9 @@ fn wanted(int64: bool) -> bool {
 
 struct Backends {
     ok: Vec<WgpuBackend>,
+    /// Where SHADER_INT64 is in use: a backend that also builds G2 on it
+    /// (`Options::g2_int64`; the default builds G2 on the portable code).
+    g2_int64: Option<WgpuBackend>,
     errors: Vec<String>,
 }
 
@@ -110,6 +113,7 @@ fn all_backends() -> &'static Backends {
     B.get_or_init(|| {
         let mut bs = Backends {
             ok: Vec::new(),
+            g2_int64: None,
             errors: Vec::new(),
         };
         let try_make = |opts: Options, bs: &mut Backends| match make(opts) {
@@ -130,10 +134,24 @@ fn all_backends() -> &'static Backends {
                 },
                 &mut bs,
             );
+            try_make(
+                Options {
+                    g2_int64: true,
+                    ..Options::default()
+                },
+                &mut bs,
+            );
+            // the last one built is the G2-on-int64 backend
+            if bs.ok.last().is_some_and(|b| b.uses_int64_for_g2()) {
+                bs.g2_int64 = bs.ok.pop();
+            }
         } else if !bs.ok.is_empty() {
             eprintln!("(the adapter has no SHADER_INT64: only the portable path is tested)");
         }
         bs.ok.retain(|b| wanted(b.uses_int64()));
+        if !wanted(true) {
+            bs.g2_int64 = None;
+        }
         bs
     })
 }
@@ -145,7 +163,7 @@ fn backends() -> &'static [WgpuBackend] {
 #[test]
 fn backends_build() {
     let bs = all_backends();
-    for b in &bs.ok {
+    for b in bs.ok.iter().chain(&bs.g2_int64) {
         eprintln!("tested path: {} on {}", path(b), b.info());
     }
     assert!(bs.errors.is_empty(), "backend failures: {:#?}", bs.errors);
@@ -735,6 +753,12 @@ fn msm_g1_edge_cases_on(b: &WgpuBackend) {
     check_g1(b, &bases, &dev, &vec![fr_u(2); n], None, "all two");
     let same = rand_fr(&mut r);
     check_g1(b, &bases, &dev, &vec![same; n], None, "all equal");
+    // crowded and ordinary buckets side by side (the balanced accumulation:
+    // buckets spanning many chunks next to buckets inside one)
+    let half: Vec<blst_fr> = (0..n)
+        .map(|i| if i % 2 == 0 { same } else { rand_fr(&mut r) })
+        .collect();
+    check_g1(b, &bases, &dev, &half, None, "half equal, half random");
     check_g1(
         b,
         &bases,
@@ -817,13 +841,21 @@ fn msm_g1_edge_cases_on(b: &WgpuBackend) {
 
 #[test]
 fn msm_g2_matches_blst() {
-    for b in backends() {
+    for b in backends().iter().chain(&all_backends().g2_int64) {
         msm_g2_matches_blst_on(b);
     }
 }
 
 fn msm_g2_matches_blst_on(b: &WgpuBackend) {
-    eprintln!("--- msm_g2_matches_blst on the {} path", path(b));
+    eprintln!(
+        "--- msm_g2_matches_blst on the {} path, G2 on the {} field code",
+        path(b),
+        if b.uses_int64_for_g2() {
+            "int64"
+        } else {
+            "portable"
+        }
+    );
     let mut r = rng(6);
     let nmax = (1usize << max_log().saturating_sub(1)).max(512);
     let bases = g2_bases(&mut r, nmax, true);
@@ -843,6 +875,11 @@ fn msm_g2_matches_blst_on(b: &WgpuBackend) {
     check_g2(b, &bases, &dev, &vec![fr_u(0); n], None, "all zero");
     check_g2(b, &bases, &dev, &vec![fr_u(1); n], None, "all one");
     check_g2(b, &bases, &dev, &vec![fr(R_MINUS_1); n], None, "all r-1");
+    let same = rand_fr(&mut r);
+    let half: Vec<blst_fr> = (0..n)
+        .map(|i| if i % 3 == 0 { same } else { rand_fr(&mut r) })
+        .collect();
+    check_g2(b, &bases, &dev, &half, None, "a third equal");
     check_g2(b, &bases, &dev, &edge_vec(&mut r, n), None, "edge scalars");
     let rep = vec![bases[0]; 64];
     let drep = b.upload_g2_bases(&rep).unwrap();
