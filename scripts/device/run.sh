@@ -21,6 +21,7 @@
 #             16,20,22), checked against blst (backends/wgpu/tests/perf.rs)
 #
 # With no argument: all of them (more than one 10-minute call; split it).
+# scripts/device/closing.sh runs a fitting selection in one call, one log file.
 # Logs go to $OUT (or ./device-logs).
 set -uo pipefail
 out="${OUT:-device-logs}"
