@@ -1,71 +1,13 @@
-//! Host-side field helpers (blst) and the constants that convert between
-//! blst's Montgomery radix and the device's (13-bit limbs: R = 2^260 for Fr,
-//! 2^390 for Fq).
+//! Host-side field helpers (blst; the Fr ones shared with crossgroth-cuda come
+//! from crossgroth-gpu-host) and the constants that convert between blst's
+//! Montgomery radix and the device's (`Radix`: portable or SHADER_INT64 code).
 
 use blst::*;
 
-/// ff's / blstrs' `Scalar::ROOT_OF_UNITY` (a 2^32-th root of unity), canonical.
-pub const ROOT_OF_UNITY_CANONICAL: [u64; 4] = [
-    0x3829971f439f0d2b,
-    0xb63683508c2280b9,
-    0xd09b681922c813b4,
-    0x16a2a19edfe81f20,
-];
-/// bellperson's coset generator.
-pub const COSET_GENERATOR: u64 = 7;
-
-pub fn fr_from_u64(v: u64) -> blst_fr {
-    let mut r = blst_fr::default();
-    let a = [v, 0, 0, 0];
-    unsafe { blst_fr_from_uint64(&mut r, a.as_ptr()) };
-    r
-}
-
-pub fn fr_from_canonical(l: &[u64; 4]) -> blst_fr {
-    let mut r = blst_fr::default();
-    unsafe { blst_fr_from_uint64(&mut r, l.as_ptr()) };
-    r
-}
-
-pub fn fr_mul(a: &blst_fr, b: &blst_fr) -> blst_fr {
-    let mut r = blst_fr::default();
-    unsafe { blst_fr_mul(&mut r, a, b) };
-    r
-}
-
-pub fn fr_sub(a: &blst_fr, b: &blst_fr) -> blst_fr {
-    let mut r = blst_fr::default();
-    unsafe { blst_fr_sub(&mut r, a, b) };
-    r
-}
-
-pub fn fr_inv(a: &blst_fr) -> blst_fr {
-    let mut r = blst_fr::default();
-    unsafe { blst_fr_inverse(&mut r, a) };
-    r
-}
-
-pub fn fr_pow(a: &blst_fr, mut e: u64) -> blst_fr {
-    let mut r = fr_from_u64(1);
-    let mut b = *a;
-    while e > 0 {
-        if e & 1 == 1 {
-            r = fr_mul(&r, &b);
-        }
-        b = fr_mul(&b, &b);
-        e >>= 1;
-    }
-    r
-}
-
-/// omega = ROOT_OF_UNITY^(2^(32 - log_n)).
-pub fn omega(log_n: u32) -> blst_fr {
-    let mut w = fr_from_canonical(&ROOT_OF_UNITY_CANONICAL);
-    for _ in log_n..32 {
-        w = fr_mul(&w, &w);
-    }
-    w
-}
+pub use crossgroth_gpu_host::{
+    fr_as_words, fr_from_u64, fr_inv, fr_mul, fr_pow, fr_sub, omega, split_power_tables,
+    words_to_fr, COSET_GENERATOR,
+};
 
 fn words8(l: &[u64; 4]) -> [u32; 8] {
     let mut w = [0u32; 8];
@@ -138,25 +80,9 @@ impl Radix {
     /// Split power table for x^i, i < count: lo[j] = x^j (j < 2^bits),
     /// hi[j] = x^(j 2^bits), both in device form, as words.
     pub fn split_powers(&self, x: &blst_fr, count: u64) -> (Vec<u32>, Vec<u32>, u32) {
-        let log = 64 - count.saturating_sub(1).leading_zeros();
-        let bits = log.div_ceil(2);
-        let nlo = 1u64 << bits;
-        let nhi = (count.max(1) - 1) / nlo + 1;
-        let mut lo = Vec::with_capacity(nlo as usize * 8);
-        let mut p = fr_from_u64(1);
-        for _ in 0..nlo {
-            lo.extend_from_slice(&self.fr_dev(&p));
-            p = fr_mul(&p, x);
-        }
-        // p = x^nlo now
-        let step = p;
-        let mut hi = Vec::with_capacity(nhi as usize * 8);
-        let mut q = fr_from_u64(1);
-        for _ in 0..nhi {
-            hi.extend_from_slice(&self.fr_dev(&q));
-            q = fr_mul(&q, &step);
-        }
-        (lo, hi, bits)
+        let (lo, hi, bits) = split_power_tables(x, count);
+        let dev = |t: Vec<blst_fr>| t.iter().flat_map(|p| self.fr_dev(p)).collect();
+        (dev(lo), dev(hi), bits)
     }
 }
 
@@ -165,23 +91,6 @@ fn fp_from_u64(v: u64) -> blst_fp {
     let a = [v, 0, 0, 0, 0, 0];
     unsafe { blst_fp_from_uint64(&mut r, a.as_ptr()) };
     r
-}
-
-pub fn fr_as_words(v: &[blst_fr]) -> &[u32] {
-    // SAFETY: blst_fr is repr(C) [u64; 4]; u32 has weaker alignment.
-    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u32, v.len() * 8) }
-}
-
-pub fn words_to_fr(w: &[u32]) -> Vec<blst_fr> {
-    w.chunks_exact(8)
-        .map(|c| {
-            let mut f = blst_fr::default();
-            for i in 0..4 {
-                f.l[i] = c[2 * i] as u64 | ((c[2 * i + 1] as u64) << 32);
-            }
-            f
-        })
-        .collect()
 }
 
 pub fn words_to_fp(w: &[u32]) -> blst_fp {
