@@ -47,7 +47,7 @@ impl Density {
     /// Appends one unset bit (a newly allocated variable).
     #[inline]
     pub fn push(&mut self, bit: bool) {
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(0);
         }
         if bit {

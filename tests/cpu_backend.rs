@@ -58,7 +58,7 @@ fn naive<P: Group + std::ops::Mul<Scalar, Output = P>, A: Copy + Into<P>>(
     let mut acc = P::identity();
     let mut k = input.base_offset;
     for (i, s) in input.scalars.iter().enumerate() {
-        if input.density.map_or(true, |d| d.get(i)) {
+        if input.density.is_none_or(|d| d.get(i)) {
             acc += bases[k].into() * *s;
             k += 1;
         }
@@ -77,7 +77,7 @@ fn naive_g2(bases: &[G2Affine], input: &MsmInput<'_>) -> G2Projective {
 fn random_density(n: usize, rng: &mut impl RngCore) -> Density {
     let mut d = Density::new();
     for _ in 0..n {
-        d.push(rng.next_u32() % 3 != 0);
+        d.push(!rng.next_u32().is_multiple_of(3));
     }
     d
 }

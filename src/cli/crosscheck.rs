@@ -24,6 +24,12 @@ struct Outcome {
     other_s: f64,
 }
 
+/// One G1 MSM of the comparison: its name, which prepared bases, its inputs.
+type G1Op<'a> = (
+    &'static str,
+    fn(&PreparedParams) -> &crossgroth::backend::G1Bases,
+    Vec<MsmInput<'a>>,
+);
 fn timed<T>(
     f: impl FnOnce() -> crossgroth::error::Result<T>,
 ) -> crossgroth::error::Result<(T, f64)> {
@@ -122,11 +128,7 @@ fn compare(
         density: Some(&asg.a_aux_density),
         base_offset: asg.input.len(),
     };
-    let g1_ops: [(
-        &'static str,
-        fn(&PreparedParams) -> &crossgroth::backend::G1Bases,
-        Vec<MsmInput<'_>>,
-    ); 4] = [
+    let g1_ops: [G1Op<'_>; 4] = [
         ("msm h", |p| &p.h, vec![MsmInput::dense(&h_cpu)]),
         ("msm l", |p| &p.l, vec![MsmInput::dense(&asg.aux)]),
         ("msm a", |p| &p.a, vec![MsmInput::dense(&asg.input), a_aux]),

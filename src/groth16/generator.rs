@@ -62,8 +62,7 @@ fn evaluate_qap(shape: &RecordedShape, lagrange: &[Scalar]) -> QapAtTau {
     };
     let eval = |m: &crate::synthesis::Csr| {
         let mut out = vec![Scalar::ZERO; vars];
-        for row in 0..m.rows() {
-            let l = lagrange[row];
+        for (row, &l) in lagrange.iter().enumerate().take(m.rows()) {
             for (v, k) in m.row(row) {
                 out[index(v)] += shape.coeffs[k as usize] * l;
             }

@@ -217,7 +217,7 @@ mod tests {
             ntt(&mut f, true).unwrap();
             assert_eq!(f, v);
         }
-        assert!(ntt(&mut vec![Scalar::ONE; 3], false).is_err());
+        assert!(ntt(&mut [Scalar::ONE; 3], false).is_err());
     }
 }
 
