@@ -236,16 +236,24 @@ type TwiddleCache = std::collections::HashMap<(u32, bool), Arc<CudaSlice<u64>>>;
 /// (cuMemAllocAsync). By default the pool returns freed memory to the driver
 /// at each synchronisation, so the next MSM maps its gigabytes of scratch
 /// again (5 ms of a 160 ms G1 MSM of 2^24 on the H200). Up to an eighth of the
-/// device's memory (at most 8 GiB) is kept for reuse instead; memory() trims
-/// it before anyone decides from free memory. Returns the pool (as an address:
-/// the backend is Send), or None if the device has no pools.
+/// device's memory (at most 8 GiB) is kept for reuse instead
+/// (CROSSGROTH_CUDA_POOL_KEEP_MIB sets the amount, 0 keeps nothing: for several
+/// processes sharing one GPU); memory() trims it before anyone decides from
+/// free memory. Returns the pool (as an address: the backend is Send), or None
+/// if the device has no pools.
 fn retain_freed_memory(ctx: &Arc<CudaContext>, total: usize) -> Option<usize> {
     use cudarc::driver::sys;
     if !ctx.has_async_alloc() {
         return None;
     }
     let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-    let mut keep: u64 = (total as u64 / 8).min(8 << 30);
+    let mut keep: u64 = match std::env::var("CROSSGROTH_CUDA_POOL_KEEP_MIB")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        Some(mib) => mib << 20,
+        None => (total as u64 / 8).min(8 << 30),
+    };
     // SAFETY: out-pointers to locals; the device handle comes from the context.
     unsafe {
         if sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) != sys::CUresult::CUDA_SUCCESS
