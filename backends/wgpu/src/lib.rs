@@ -20,6 +20,7 @@ mod error;
 mod gpu;
 mod host;
 mod msm;
+mod msm_plan;
 mod ntt;
 mod shaders;
 
