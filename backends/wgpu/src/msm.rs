@@ -288,17 +288,14 @@ impl WgpuBackend {
                     ),
                 ];
                 if let Some(partials) = &partials {
-                    let head = [
-                        n as u32,
-                        nb as u32,
-                        nw as u32,
-                        BALANCED_CHUNK as u32,
-                        chunks as u32,
-                    ];
+                    let balanced_params = |mode: u32| {
+                        let (l, nc) = (BALANCED_CHUNK as u32, chunks as u32);
+                        params(&[n as u32, nb as u32, nw as u32, l, nc, mode], &[])
+                    };
                     jobs.push(job(
                         m,
                         "msm_acc_balanced",
-                        params(&[head[0], head[1], head[2], head[3], head[4], 2], &[]),
+                        balanced_params(2),
                         &[
                             (1, bases),
                             (2, &sorted),
@@ -311,7 +308,7 @@ impl WgpuBackend {
                     jobs.push(job(
                         m,
                         "msm_acc_balanced",
-                        params(&[head[0], head[1], head[2], head[3], head[4], 3], &[]),
+                        balanced_params(3),
                         &[(3, &counts), (4, &buckets), (5, partials)],
                         nw * nb,
                     ));
