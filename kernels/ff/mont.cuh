@@ -164,7 +164,139 @@ struct alignas(16) mont_t {
         return borrow ? r : s;
     }
 
-    __device__ __forceinline__ mont_t sqr() const { return *this * *this; }
+    // Montgomery square a^2 * R^-1 mod p. Inlined for fields with
+    // P::inline_mul (Fr), one out-of-line copy otherwise (Fq), as for products.
+    // 222 multiply-adds for Fq against the product's 288 (more adds to double
+    // the cross products): on the H200 the G1 MSM of 2^24 spent 95.3 ms instead
+    // of 98.1 in its accumulation and 8.8 instead of 9.8 in its bucket reduction.
+    __device__ __forceinline__ mont_t sqr() const {
+        if (P::inline_mul) return sqr_inl(*this);
+        return sqr_call(*this);
+    }
+    __device__ __noinline__ static mont_t sqr_call(mont_t a) { return sqr_inl(a); }
+
+    // The square: first the 2N-limb a^2 (each cross product a_i*a_j, i < j,
+    // once; the sum doubled; the diagonal a_i^2 added), then its Montgomery
+    // reduction, N steps instead of the product's 2N half steps: N(N-1)/2 +
+    // N + N^2 wide multiply-adds instead of 2N^2 (Fq: 222 instead of 288).
+    //
+    // Cross products, row i (a_i times a_j, j > i), with the even/odd split of
+    // mul_inl: products with i + j odd go to `x`, those with i + j even to `y`
+    // (limb k of either array is limb k of the result), so the low and high
+    // halves of each product land in adjacent limbs of one carry chain. Row i
+    // adds into the limbs that the rows before it wrote (up to `top`); its
+    // last product's high half, or the carry out of the chain, starts the
+    // next limb. scripts/cuda/check_mont_mul.py runs this exact sequence.
+    __device__ __forceinline__ static void sqr_row(u32* acc, const u32* a, int i, int j0, int top) {
+#pragma unroll
+        for (int j = j0; j < N; j += 2) {
+            const int k = i + j;
+            if (j == j0) acc[k] = ptx::mad_lo_cc(a[i], a[j], acc[k]);
+            else if (k <= top) acc[k] = ptx::madc_lo_cc(a[i], a[j], acc[k]);
+            else acc[k] = ptx::madc_lo_cc(a[i], a[j], 0);
+            if (k + 1 <= top) acc[k + 1] = ptx::madc_hi_cc(a[i], a[j], acc[k + 1]);
+            else acc[k + 1] = ptx::madc_hi(a[i], a[j], 0);  // the row's last product: no carry out
+        }
+        const int last = i + (j0 + ((N - 1 - j0) & ~1)) + 1;  // high limb of the last product
+        if (last == top) acc[top + 1] = ptx::addc(0, 0);
+    }
+    // The 2N-limb square of a into t.
+    __device__ __forceinline__ static void sqr_wide(u32* t, const u32* a) {
+        u32 x[2 * N], y[2 * N];
+        // Row 0 writes fresh limbs: x[1 .. N], y[2 .. N - 1].
+#pragma unroll
+        for (int j = 1; j < N; j += 2) {
+            x[j] = ptx::mul_lo(a[0], a[j]);
+            x[j + 1] = ptx::mul_hi(a[0], a[j]);
+        }
+#pragma unroll
+        for (int j = 2; j < N; j += 2) {
+            y[j] = ptx::mul_lo(a[0], a[j]);
+            y[j + 1] = ptx::mul_hi(a[0], a[j]);
+        }
+        // Row i leaves x written up to limb i + N, and y too from row 1 on.
+#pragma unroll
+        for (int i = 1; i < N - 1; i++) {
+            sqr_row(x, a, i, i + 1, i - 1 + N);
+            if (i + 2 < N) sqr_row(y, a, i, i + 2, i == 1 ? N - 1 : i - 1 + N);
+        }
+        // x: limbs 1 .. 2N-2, y: limbs 2 .. 2N-3. t = 2 (x + y) + sum a_i^2 2^(64i).
+        t[1] = x[1];
+        t[2] = ptx::add_cc(x[2], y[2]);
+#pragma unroll
+        for (int k = 3; k < 2 * N - 2; k++) t[k] = ptx::addc_cc(x[k], y[k]);
+        t[2 * N - 2] = ptx::addc_cc(x[2 * N - 2], 0);
+        t[2 * N - 1] = ptx::addc(0, 0);
+        t[1] = ptx::add_cc(t[1], t[1]);
+#pragma unroll
+        for (int k = 2; k < 2 * N - 1; k++) t[k] = ptx::addc_cc(t[k], t[k]);
+        t[2 * N - 1] = ptx::addc(t[2 * N - 1], t[2 * N - 1]);
+        t[0] = ptx::mul_lo(a[0], a[0]);
+        t[1] = ptx::mad_hi_cc(a[0], a[0], t[1]);
+#pragma unroll
+        for (int i = 1; i < N - 1; i++) {
+            t[2 * i] = ptx::madc_lo_cc(a[i], a[i], t[2 * i]);
+            t[2 * i + 1] = ptx::madc_hi_cc(a[i], a[i], t[2 * i + 1]);
+        }
+        t[2 * N - 2] = ptx::madc_lo_cc(a[N - 1], a[N - 1], t[2 * N - 2]);
+        t[2 * N - 1] = ptx::madc_hi(a[N - 1], a[N - 1], t[2 * N - 1]);
+    }
+    // Montgomery reduction of the square t (2N limbs, t < p * 2^(32N)): the
+    // low half is reduced with mul_inl's even/odd accumulators (N steps of
+    // m = limb * inv, += m * p, / 2^32), giving (t_lo + M p) / 2^(32N) <= p;
+    // the high half is added after: (t + M p) / 2^(32N) < 2p. A step divides
+    // by 2^32 by swapping the arrays as in mul_inl: the second limb of the one
+    // that becomes `odd` (its first is 0) is added into the new `even`, and
+    // the rest shifted down two limbs while m * (odd limbs of p) is added
+    // (madc_n_rshift). m is computed from the same sum before the chain.
+    __device__ __forceinline__ static void redc_step(u32* even, u32* odd) {
+        u32 mod[N];
+#pragma unroll
+        for (int j = 0; j < N; j++) mod[j] = P::mod(j);
+        const u32 m = (even[0] + odd[1]) * P::inv;  // before the chain: the flag is untouched
+        even[0] = ptx::add_cc(even[0], odd[1]);
+        madc_n_rshift(odd, mod + 1, m);
+        cmad_n(even, mod, m);
+        odd[N - 1] = ptx::addc(odd[N - 1], 0);
+    }
+    __device__ __forceinline__ static mont_t sqr_inl(const mont_t& a) {
+        u32 t[2 * N];
+        sqr_wide(t, a.l);
+        u32 even[N], odd[N], mod[N];
+#pragma unroll
+        for (int j = 0; j < N; j++) {
+            even[j] = t[j];
+            mod[j] = P::mod(j);
+        }
+        const u32 m = even[0] * P::inv;
+        mul_n(odd, mod + 1, m);
+        cmad_n(even, mod, m);
+        odd[N - 1] = ptx::addc(odd[N - 1], 0);
+#pragma unroll
+        for (int k = 1; k < N - 1; k += 2) {
+            redc_step(odd, even);
+            redc_step(even, odd);
+        }
+        redc_step(odd, even);
+        // even + odd / 2^32 (odd[0] is 0): the low half reduced, at most p
+        even[0] = ptx::add_cc(even[0], odd[1]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j++) even[j] = ptx::addc_cc(even[j], odd[j + 1]);
+        even[N - 1] = ptx::addc(even[N - 1], 0);
+        // + the high half: below 2p
+        even[0] = ptx::add_cc(even[0], t[N]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j++) even[j] = ptx::addc_cc(even[j], t[N + j]);
+        even[N - 1] = ptx::addc(even[N - 1], t[2 * N - 1]);
+        mont_t r, s;
+#pragma unroll
+        for (int j = 0; j < N; j++) r.l[j] = even[j];
+        s.l[0] = ptx::sub_cc(r.l[0], P::mod(0));
+#pragma unroll
+        for (int j = 1; j < N; j++) s.l[j] = ptx::subc_cc(r.l[j], P::mod(j));
+        u32 borrow = ptx::subc(0, 0);
+        return borrow ? r : s;
+    }
 
     // Montgomery -> canonical (multiply by 1).
     __device__ __forceinline__ mont_t from_mont() const {
