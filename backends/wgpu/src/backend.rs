@@ -28,6 +28,14 @@ pub struct Options {
     /// 124 ms on the portable code (G1: 96 against 186 ms at 2^22, so G1 keeps
     /// SHADER_INT64). Both give the same words.
     pub g2_int64: bool,
+    /// Accumulate each MSM bucket on one invocation (msm_acc) instead of in
+    /// equal chunks of BALANCED_CHUNK sorted entries (msm_acc_balanced). Off
+    /// by default: the chunks keep every invocation equally busy, which on
+    /// the H200 made the G1 MSM of 2^22 uniform scalars faster (SHADER_INT64
+    /// 96.0 -> 76.6 ms, portable 186 -> 170 ms), and a bucket crowded by
+    /// repeated scalars costs n / 64 chained additions instead of n.
+    /// CROSSGROTH_WGPU_MSM_BALANCED=0 turns it on too (for measurements).
+    pub per_bucket_accumulation: bool,
 }
 
 impl Default for Options {
@@ -36,6 +44,7 @@ impl Default for Options {
             allow_int64: true,
             adapter: None,
             g2_int64: false,
+            per_bucket_accumulation: false,
         }
     }
 }
@@ -103,6 +112,8 @@ pub struct WgpuBackend {
     pub(crate) id: u64,
     guard: Mutex<()>,
     pub(crate) twiddles: Mutex<HashMap<(u32, bool), Arc<wgpu::Buffer>>>,
+    /// See `Options::per_bucket_accumulation`.
+    pub(crate) per_bucket_accumulation: bool,
 }
 
 pub(crate) fn job<'a>(
@@ -139,6 +150,8 @@ impl WgpuBackend {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             guard: Mutex::new(()),
             twiddles: Mutex::new(HashMap::new()),
+            per_bucket_accumulation: opts.per_bucket_accumulation
+                || std::env::var("CROSSGROTH_WGPU_MSM_BALANCED").as_deref() == Ok("0"),
         })
     }
 

@@ -8,7 +8,7 @@ use crate::backend::{job, Curve, G1Bases, G2Bases, WgpuBackend};
 use crate::error::WgpuError;
 use crate::gpu::params;
 use crate::host;
-use crate::msm_plan::{crowded, window_bits, BALANCED_CHUNK};
+use crate::msm_plan::{window_bits, BALANCED_CHUNK};
 use crate::shaders::Module;
 
 /// What the device returns for one MSM: per window, T XYZZ points whose sum
@@ -218,9 +218,8 @@ impl WgpuBackend {
                 .max_storage_buffer_binding_size
                 .min(self.ctx.limits.max_buffer_size)
                 .min(1 << 28);
-            // Scalars that crowd a few buckets (see crowded) take the balanced
-            // accumulation: chunks of BALANCED_CHUNK entries, two partial sums each.
-            let balanced = crowded(&sc, c);
+            // Equal chunks of sorted entries (Options::per_bucket_accumulation).
+            let balanced = !self.per_bucket_accumulation;
             let chunks = n.div_ceil(BALANCED_CHUNK);
             let partial_bytes = if balanced {
                 2 * chunks * pt_words * 4
