@@ -1,5 +1,6 @@
-//! Every backend present on identical inputs, one criterion group per operation with
-//! the backend as the parameter. GPU work is timed with device events
+//! Every backend present on identical inputs (cpu, cuda, wgpu with SHADER_INT64 where
+//! the adapter has it, wgpu-u32 on the portable field code), one criterion group per
+//! operation with the backend as the parameter. GPU work is timed with device events
 //! (`Backend::device_time`), CPU work with the host clock. Sizes stop where the cpu
 //! backend would take minutes; `CROSSGROTH_BENCH_MAX_LOG` raises the GPU sizes
 //! (default 20; the GPU script uses 24). `CROSSGROTH_BENCH_GROUPS` (comma
@@ -10,7 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use crossgroth::backend::{open_backend, Backend, BackendKind, CpuBackend, MsmInput};
+use crossgroth::backend::{
+    open_backend, Backend, BackendKind, CpuBackend, MsmInput, WgpuBackend, WgpuOptions,
+};
 use crossgroth::circuits::CircuitSpec;
 use crossgroth::groth16::{self, Prover};
 use crossgroth::synthesis::synthesize;
@@ -20,13 +23,23 @@ use group::{Curve, Group};
 use rand_core::{RngCore, SeedableRng};
 use rayon::prelude::*;
 
-fn backends() -> Vec<Arc<dyn Backend>> {
-    let mut out: Vec<Arc<dyn Backend>> = vec![Arc::new(CpuBackend)];
+/// The backends measured, by label: cpu, cuda, wgpu (SHADER_INT64 where the
+/// adapter has it) and wgpu-u32 (the portable field code, forced).
+fn backends() -> Vec<(String, Arc<dyn Backend>)> {
+    let mut out: Vec<(String, Arc<dyn Backend>)> = vec![("cpu".into(), Arc::new(CpuBackend))];
     for kind in [BackendKind::Cuda, BackendKind::Wgpu] {
         match open_backend(kind) {
-            Ok(b) => out.push(b),
+            Ok(b) => out.push((b.name().to_string(), b)),
             Err(e) => eprintln!("benchmarks skip {kind}: {e}"),
         }
+    }
+    let portable = WgpuBackend::open_with(WgpuOptions {
+        allow_int64: false,
+        ..WgpuOptions::default()
+    });
+    match portable {
+        Ok(b) => out.push(("wgpu-u32".into(), Arc::new(b))),
+        Err(e) => eprintln!("benchmarks skip wgpu-u32: {e}"),
     }
     out
 }
@@ -113,13 +126,13 @@ fn g1_msm(c: &mut Criterion) {
         let b = bases(log);
         for (label, like) in [("uniform", false), ("groth16", true)] {
             let sc = scalars(1 << log, like, log as u64);
-            for backend in &all {
-                if backend.name() == "cpu" && log > CPU_MAX_LOG {
+            for (name, backend) in &all {
+                if name == "cpu" && log > CPU_MAX_LOG {
                     continue;
                 }
                 let prepared = backend.prepare_g1(b.clone()).unwrap();
                 group.bench_function(
-                    BenchmarkId::new(format!("{}/{label}", backend.name()), log),
+                    BenchmarkId::new(format!("{}/{label}", name.as_str()), log),
                     |bench| {
                         bench.iter_custom(|iters| {
                             measure(backend.as_ref(), iters, || {
@@ -143,11 +156,11 @@ fn ntt_and_h(c: &mut Criterion) {
     group.sample_size(10);
     for log in [16, 20, 22, 24].into_iter().filter(|l| *l <= max_log()) {
         let values = scalars(1 << log, false, 7);
-        for backend in &all {
-            if backend.name() == "cpu" && log > CPU_MAX_LOG {
+        for (name, backend) in &all {
+            if name == "cpu" && log > CPU_MAX_LOG {
                 continue;
             }
-            group.bench_function(BenchmarkId::new(backend.name(), log), |bench| {
+            group.bench_function(BenchmarkId::new(name.as_str(), log), |bench| {
                 bench.iter_custom(|iters| {
                     let mut v = values.clone();
                     measure(backend.as_ref(), iters, || {
@@ -163,11 +176,11 @@ fn ntt_and_h(c: &mut Criterion) {
     for log in [16, 20, 22, 24].into_iter().filter(|l| *l <= max_log()) {
         let (a, b) = (scalars(1 << log, false, 1), scalars(1 << log, false, 2));
         let cc: Vec<Scalar> = a.par_iter().zip(&b).map(|(x, y)| *x * y).collect();
-        for backend in &all {
-            if backend.name() == "cpu" && log > CPU_MAX_LOG {
+        for (name, backend) in &all {
+            if name == "cpu" && log > CPU_MAX_LOG {
                 continue;
             }
-            group.bench_function(BenchmarkId::new(backend.name(), log), |bench| {
+            group.bench_function(BenchmarkId::new(name.as_str(), log), |bench| {
                 bench.iter_custom(|iters| {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
@@ -198,15 +211,15 @@ fn prove_from_assignment(c: &mut Criterion) {
             Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng, None).unwrap());
         let asg = synthesize(spec.instance(1)).unwrap();
         let (r, s) = groth16::draw_randomness(1, &mut rng);
-        for backend in &all {
+        for (name, backend) in &all {
             // the cpu backend takes seconds a proof past 2^18; wgpu's figures are
             // wanted up to the 2^20 chain
-            if (backend.name() == "cpu" && log > 18) || (backend.name() == "wgpu" && log > 20) {
+            if (name == "cpu" && log > 18) || (name.starts_with("wgpu") && log > 20) {
                 continue;
             }
             let prover = Prover::new(backend.clone(), params.clone()).unwrap();
             group.bench_function(
-                BenchmarkId::new(backend.name(), format!("chain:{log}")),
+                BenchmarkId::new(name.as_str(), format!("chain:{log}")),
                 |bench| {
                     bench.iter_custom(|iters| {
                         let mut total = Duration::ZERO;

@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# The closing GPU run of a change to the kernels, in one call of the device tool
-# (carry .device and .gl): sanitizers over the MSM/NTT tests, the large NTT/H
-# tests, every crossgroth-cuda benchmark up to 2^26, the prove matrix for cuda
-# (chains 2^16/2^20/2^22), the wgpu G1 MSM at 2^22 on both field paths, the NTT
-# variants. Each part has its own time limit so the call stays within ~8 minutes.
-# The device tool returns only a few files, so everything ends up in one log,
-# $OUT/all.txt (rewritten after each part, so a call cut short still returns it).
+# The closing GPU runs of a change to the kernels or shaders, two calls of the
+# device tool (carry .device and .gl), each within ~9 minutes:
+#
+#   scripts/device/closing.sh checks    every CUDA kernel test, memcheck and
+#       racecheck, the WGSL shader tests (WGPU_TEST_LOG, default 16) on every
+#       path, the wgpu G1 MSM at 2^22 on both field paths checked against blst,
+#       whole proofs on cuda and both wgpu paths (SHA-256 512 B, chains to 2^20),
+#       crosscheck
+#   scripts/device/closing.sh benches   every crossgroth-cuda benchmark up to
+#       2^26, the backends matrix without the cpu (G1 MSM, NTT and H at 2^20 and
+#       2^22; cuda, wgpu, wgpu-u32 in one run) and proving the 2^16 and 2^20
+#       chains on each GPU backend
+#
+# The device tool returns only a few files, so each call leaves one log,
+# $OUT/<checks|benches>.txt (rewritten after each part, so a call cut short
+# still returns what it did).
 set -u
 cd "$(dirname "$0")/../.."
+what=${1:-}
 logs=$(mktemp -d)
 final=${OUT:-device-logs}
 mkdir -p "$final"
-collect() { (cd "$logs" && tail -n +1 ./*.txt > "$final/all.txt"); }
+collect() { (cd "$logs" && tail -n +1 ./*.txt > "$final/$what.txt"); }
 trap collect EXIT
 part() {  # seconds, run.sh phases...
     local t=$1
@@ -20,12 +30,25 @@ part() {  # seconds, run.sh phases...
         grep -v "^Benchmarking\|Warming up\|Collecting\|Analyzing" >> "$logs/run.txt"
     collect
 }
-part 45 sanitize
-CROSSGROTH_REQUIRE_CUDA=1 timeout 40 /tmp/crossgroth-bin/gpu --test-threads=1 --nocapture t32 t33 \
-    > "$logs/ntt-large.txt" 2>&1
-echo "rc=$?" >> "$logs/ntt-large.txt"
-collect
-BENCH_MAX_LOG=26 part 200 bench
-MATRIX_GROUPS=prove MATRIX_MAX_LOG=22 MATRIX_FILTER='prove_from_assignment/cuda' part 110 matrix
-WGPU_MSM_LOGS=22 part 50 wgpu-msm
-TUNE_NTT="r2:2 r2x4 r4" TUNE_C="" part 45 tune
+gpu_only='(cuda|wgpu|wgpu-u32)'
+case "$what" in
+checks)
+    part 100 kernels
+    part 150 sanitize
+    WGPU_TEST_LOG=${WGPU_TEST_LOG:-16} part 120 shaders
+    WGPU_MSM_LOGS=22 part 60 wgpu-msm
+    MAX_LOG=20 part 200 proofs
+    ;;
+benches)
+    BENCH_MAX_LOG=26 part 220 bench
+    MATRIX_GROUPS=g1_msm,ntt_and_h MATRIX_MAX_LOG=22 \
+        MATRIX_FILTER="^(g1_msm/$gpu_only/uniform/2[02]|ntt/$gpu_only/2[02]|h/$gpu_only/2[02])\$" \
+        part 170 matrix
+    MATRIX_GROUPS=prove MATRIX_MAX_LOG=20 MATRIX_FILTER="prove_from_assignment/$gpu_only/" \
+        part 150 matrix
+    ;;
+*)
+    echo "usage: scripts/device/closing.sh checks|benches" >&2
+    exit 2
+    ;;
+esac

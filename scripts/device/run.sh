@@ -2,11 +2,13 @@
 # Runs on the GPU test machine (see shared/DEVICE.md), from the repository root,
 # after scripts/device/build.sh on the development machine; carry .device and .gl.
 #
-#   scripts/device/run.sh [check] [proofs] [sanitize] [bench] [matrix] [tune] [wgpu-msm]
+#   scripts/device/run.sh [check] [kernels] [shaders] [proofs] [sanitize] [bench] [matrix] [tune] [wgpu-msm]
 #
-#   check     crossgroth-cuda's kernel tests (every kernel against the CPU), the
-#             WGSL shader tests at sizes up to 2^22 over Vulkan, the NTT / MSM
-#             benchmarks of crossgroth-cuda at 2^20..2^24
+#   check     kernels, shaders, and the NTT / MSM benchmarks of crossgroth-cuda at
+#             2^20..2^24
+#   kernels   crossgroth-cuda's kernel tests (every kernel against the CPU)
+#   shaders   the WGSL shader tests at sizes up to WGPU_TEST_LOG (default 22)
+#             over Vulkan, every field path
 #   proofs    whole proofs on cuda and wgpu byte-identical to the cpu backend
 #             (SHA-256 512 B, squaring chains up to 2^20), crosscheck
 #   sanitize  the CUDA kernel tests under compute-sanitizer memcheck and racecheck
@@ -21,7 +23,7 @@
 #             16,20,22), checked against blst (backends/wgpu/tests/perf.rs)
 #
 # With no argument: all of them (more than one 10-minute call; split it).
-# scripts/device/closing.sh runs a fitting selection in one call, one log file.
+# scripts/device/closing.sh runs a fitting selection in two calls, one log file each.
 # Logs go to $OUT (or ./device-logs).
 set -uo pipefail
 out="${OUT:-device-logs}"
@@ -56,12 +58,17 @@ sanitize() {  # tool: the kernel tests that reach every kernel, at small sizes
 }
 for phase in "${phases[@]}"; do
     case "$phase" in
-    check)
+    check | kernels)
         step kernels "$bin/gpu" --test-threads=1 --nocapture
+        ;;&
+    check | shaders)
         CROSSGROTH_REQUIRE_WGPU=1 CROSSGROTH_WGPU_TEST_LOG="${WGPU_TEST_LOG:-22}" \
             step shaders "$bin/shaders" --test-threads=1 --nocapture
+        ;;&
+    check)
         step cuda-bench-quick "$bin/cuda" --bench --warm-up-time 1 --measurement-time 3 'g1_msm/2[04]|ntt|compute_h/20'
         ;;
+    kernels | shaders) ;;
     proofs)
         CROSSGROTH_REQUIRE_WGPU=1 CROSSGROTH_GPU_PROOF_MAX_LOG="${MAX_LOG:-20}" \
             step proofs "$bin/gpu_proofs" --test-threads=1 --nocapture
