@@ -7,7 +7,7 @@
 //   2. msm_scan_*    exclusive scan of the bucket counts (tiles, then one
 //                    block over the tile sums, then each tile).
 //   3. msm_scatter   counting sort: (bucket key, base index | sign) pairs, one
-//                    u64 each, laid out grouped by bucket.
+//                    u64 each, laid out grouped by bucket; one launch a window.
 //   4. msm_accumulate  the sorted list is cut into equal chunks of L0 entries,
 //                    one per thread, so every thread does the same number of
 //                    mixed additions whatever the bucket sizes (a Groth16
@@ -93,8 +93,11 @@ extern "C" __global__ void msm_prepare(const fr_t* __restrict__ scalars, u32 n, 
     }
 }
 
+// Windows [w_lo, w_hi) of every scalar (the host may cut the windows into
+// several launches, so that one launch's bucket cursors and entries stay
+// within a smaller part of memory).
 extern "C" __global__ void msm_scatter(const fr_t* __restrict__ canon, const u32* __restrict__ bidx, u32 n, u32 c,
-                                       u32 nwin, u32* __restrict__ cursor, u64* __restrict__ entries) {
+                                       u32 w_lo, u32 w_hi, u32* __restrict__ cursor, u64* __restrict__ entries) {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     u32 b = bidx[i];
@@ -102,9 +105,9 @@ extern "C" __global__ void msm_scatter(const fr_t* __restrict__ canon, const u32
     fr_t s = load16(canon + i);
     u32 K = 1u << (c - 1);
     u32 carry = 0;
-    for (u32 w = 0; w < nwin; w++) {
+    for (u32 w = 0; w < w_hi; w++) {
         int d = next_digit(s, w, c, carry);
-        if (d != 0) {
+        if (d != 0 && w >= w_lo) {
             u32 key = w * K + (u32)(d < 0 ? -d : d) - 1;
             u32 pos = atomicAdd(&cursor[key], 1u);
             // one 8-byte write: bucket key above, base index | negate flag below
