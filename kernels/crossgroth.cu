@@ -6,3 +6,8 @@
 #include "ec/curves.cuh"
 #include "msm/pippenger.cuh"
 #include "ntt/ntt.cuh"
+
+// Executes a trap: the launch fails with a sticky error that leaves the CUDA
+// context unusable. Only for tests of what the host does then
+// (CudaBackend::inject_fault_for_tests).
+extern "C" __global__ void fault_for_tests() { __trap(); }

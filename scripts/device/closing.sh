@@ -33,11 +33,11 @@ part() {  # seconds, run.sh phases...
 gpu_only='(cuda|wgpu|wgpu-u32)'
 case "$what" in
 checks)
-    part 100 kernels
-    part 150 sanitize
-    WGPU_TEST_LOG=${WGPU_TEST_LOG:-16} part 120 shaders
+    part 120 kernels
+    part 90 sanitize
+    WGPU_TEST_LOG=${WGPU_TEST_LOG:-16} part 90 shaders
     WGPU_MSM_LOGS=22 part 60 wgpu-msm
-    MAX_LOG=20 part 200 proofs
+    MAX_LOG=20 part 180 proofs
     ;;
 benches)
     BENCH_MAX_LOG=26 part 220 bench

@@ -6,7 +6,8 @@
 #
 #   check     kernels, shaders, and the NTT / MSM benchmarks of crossgroth-cuda at
 #             2^20..2^24
-#   kernels   crossgroth-cuda's kernel tests (every kernel against the CPU)
+#   kernels   crossgroth-cuda's kernel tests (every kernel against the CPU), and
+#             what a sticky launch error leaves (tests/fault.rs, tests/gpu_fault.rs)
 #   shaders   the WGSL shader tests at sizes up to WGPU_TEST_LOG (default 22)
 #             over Vulkan, every field path
 #   proofs    whole proofs on cuda and wgpu byte-identical to the cpu backend
@@ -60,6 +61,9 @@ for phase in "${phases[@]}"; do
     case "$phase" in
     check | kernels)
         step kernels "$bin/gpu" --test-threads=1 --nocapture
+        # each in its own process: a sticky launch error spoils the device for it
+        step fault "$bin/fault" --nocapture
+        step fault-prover "$bin/gpu_fault" --nocapture
         ;;&
     check | shaders)
         CROSSGROTH_REQUIRE_WGPU=1 CROSSGROTH_WGPU_TEST_LOG="${WGPU_TEST_LOG:-22}" \

@@ -457,4 +457,25 @@ impl CudaBackend {
     pub fn synchronize(&self) -> Result<(), CudaError> {
         self.sync("synchronize")
     }
+
+    /// Launches a kernel that traps, leaving this process's context for the
+    /// device unusable (a sticky error, as an illegal address would): for tests
+    /// of what happens after such a launch error. Returns the launch error.
+    #[doc(hidden)]
+    pub fn inject_fault_for_tests(&self) -> Result<(), CudaError> {
+        let f = self
+            ._module
+            .load_function("fault_for_tests")
+            .map_err(|e| CudaError::ModuleLoad(format!("kernel fault_for_tests: {e:?}")))?;
+        let _g = self.guard();
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the kernel takes no arguments; it traps by design.
+        unsafe { self.stream.launch_builder(&f).launch(cfg) }
+            .map_err(|e| CudaError::launch("fault_for_tests", e))?;
+        self.sync("fault_for_tests")
+    }
 }
