@@ -142,6 +142,17 @@ struct alignas(16) mont_t {
         cmad_n(even, mod, m);
         odd[N - 1] = ptx::addc(odd[N - 1], 0);
     }
+    // v - p if v >= p, else v, for v < 2p given as N limbs.
+    __device__ __forceinline__ static mont_t reduce_once(const u32* v) {
+        mont_t r, s;
+#pragma unroll
+        for (int j = 0; j < N; j++) r.l[j] = v[j];
+        s.l[0] = ptx::sub_cc(r.l[0], P::mod(0));
+#pragma unroll
+        for (int j = 1; j < N; j++) s.l[j] = ptx::subc_cc(r.l[j], P::mod(j));
+        u32 borrow = ptx::subc(0, 0);
+        return borrow ? r : s;
+    }
     __device__ __forceinline__ static mont_t mul_inl(const mont_t& a, const mont_t& b) {
         u32 even[N], odd[N];
 #pragma unroll
@@ -154,14 +165,7 @@ struct alignas(16) mont_t {
 #pragma unroll
         for (int j = 1; j < N - 1; j++) even[j] = ptx::addc_cc(even[j], odd[j + 1]);
         even[N - 1] = ptx::addc(even[N - 1], 0);
-        mont_t r, s;
-#pragma unroll
-        for (int j = 0; j < N; j++) r.l[j] = even[j];
-        s.l[0] = ptx::sub_cc(r.l[0], P::mod(0));
-#pragma unroll
-        for (int j = 1; j < N; j++) s.l[j] = ptx::subc_cc(r.l[j], P::mod(j));
-        u32 borrow = ptx::subc(0, 0);
-        return borrow ? r : s;
+        return reduce_once(even);
     }
 
     // Montgomery square a^2 * R^-1 mod p. Inlined for fields with
@@ -288,14 +292,7 @@ struct alignas(16) mont_t {
 #pragma unroll
         for (int j = 1; j < N - 1; j++) even[j] = ptx::addc_cc(even[j], t[N + j]);
         even[N - 1] = ptx::addc(even[N - 1], t[2 * N - 1]);
-        mont_t r, s;
-#pragma unroll
-        for (int j = 0; j < N; j++) r.l[j] = even[j];
-        s.l[0] = ptx::sub_cc(r.l[0], P::mod(0));
-#pragma unroll
-        for (int j = 1; j < N; j++) s.l[j] = ptx::subc_cc(r.l[j], P::mod(j));
-        u32 borrow = ptx::subc(0, 0);
-        return borrow ? r : s;
+        return reduce_once(even);
     }
 
     // Montgomery -> canonical (multiply by 1).

@@ -10,6 +10,8 @@
 //! CROSSGROTH_PERF_VARIANTS (comma-separated labels; default all),
 //! CROSSGROTH_WGPU_ADAPTER (adapter name substring).
 
+mod common;
+
 use std::borrow::Cow;
 use std::time::Instant;
 
@@ -40,20 +42,7 @@ fn gpu() -> Option<Gpu> {
     if std::env::var_os("GALLIVM_PERF").is_none() {
         std::env::set_var("GALLIVM_PERF", "nopt");
     }
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-    desc.backends &= wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
-    let inst = wgpu::Instance::new(desc);
-    let want = std::env::var("CROSSGROTH_WGPU_ADAPTER").ok();
-    let mut list: Vec<wgpu::Adapter> =
-        pollster::block_on(inst.enumerate_adapters(wgpu::Backends::all()))
-            .into_iter()
-            .filter(|a| match &want {
-                Some(w) => a.get_info().name.to_lowercase().contains(&w.to_lowercase()),
-                None => true,
-            })
-            .collect();
-    list.sort_by_key(|a| (a.get_info().device_type != wgpu::DeviceType::DiscreteGpu) as u32);
-    let a = list.into_iter().next()?;
+    let a = common::preferred_adapter()?;
     let int64 = a.features().contains(wgpu::Features::SHADER_INT64);
     let mut features = wgpu::Features::empty();
     if int64 {

@@ -7,6 +7,8 @@
 //! 2^CROSSGROTH_WGPU_TEST_LOG (default 12; raise it on a real GPU).
 //! CROSSGROTH_WGPU_ADAPTER picks the adapter by name substring.
 
+mod common;
+
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -339,20 +341,7 @@ fn edge_vec(r: &mut impl Rng, n: usize) -> Vec<blst_fr> {
 /// where the adapter has it. None: no adapter.
 fn field_device() -> Option<(wgpu::Device, wgpu::Queue, bool, String)> {
     init_env();
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-    desc.backends &= wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
-    let inst = wgpu::Instance::new(desc);
-    let want = std::env::var("CROSSGROTH_WGPU_ADAPTER").ok();
-    let mut list: Vec<wgpu::Adapter> =
-        pollster::block_on(inst.enumerate_adapters(wgpu::Backends::all()))
-            .into_iter()
-            .filter(|a| match &want {
-                Some(w) => a.get_info().name.to_lowercase().contains(&w.to_lowercase()),
-                None => true,
-            })
-            .collect();
-    list.sort_by_key(|a| (a.get_info().device_type != wgpu::DeviceType::DiscreteGpu) as u32);
-    let a = list.into_iter().next()?;
+    let a = common::preferred_adapter()?;
     let int64 = a.features().contains(wgpu::Features::SHADER_INT64);
     let features = if int64 {
         wgpu::Features::SHADER_INT64
