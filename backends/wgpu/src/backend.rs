@@ -204,6 +204,7 @@ impl WgpuBackend {
             (Module::Fr, "fr_mul_const"),
             (Module::Fr, "fr_bitrev"),
             (Module::Fr, "fr_ntt_stage"),
+            (Module::Fr, "fr_ntt_stage4"),
             (Module::Fr, "fr_expand_powers"),
             (Module::Fr, "fr_scale_powers"),
             (Module::Fr, "fr_h_combine"),

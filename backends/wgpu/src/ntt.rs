@@ -70,14 +70,31 @@ impl WgpuBackend {
             &[(1, data)],
             n,
         ));
-        for s in 0..log_n {
-            out.push(job(
-                Module::Fr,
-                "fr_ntt_stage",
-                params(&[(n / 2) as u32, s, log_n], &[]),
-                &[(1, data), (2, tw)],
-                n / 2,
-            ));
+        // Stages two at a time (radix 4: half the passes over the data), the
+        // last one alone when log_n is odd; CROSSGROTH_WGPU_NTT_RADIX=2 takes
+        // them one at a time (for measuring).
+        let pair = std::env::var("CROSSGROTH_WGPU_NTT_RADIX").as_deref() != Ok("2");
+        let mut s = 0;
+        while s < log_n {
+            if pair && s + 1 < log_n {
+                out.push(job(
+                    Module::Fr,
+                    "fr_ntt_stage4",
+                    params(&[(n / 4) as u32, s, log_n], &[]),
+                    &[(1, data), (2, tw)],
+                    n / 4,
+                ));
+                s += 2;
+            } else {
+                out.push(job(
+                    Module::Fr,
+                    "fr_ntt_stage",
+                    params(&[(n / 2) as u32, s, log_n], &[]),
+                    &[(1, data), (2, tw)],
+                    n / 2,
+                ));
+                s += 1;
+            }
         }
     }
 
