@@ -65,6 +65,50 @@ fn p2_of_xyzz(w: &[u32]) -> blst_p2 {
     }
 }
 
+/// The MSM from the device's output: Σ_w 2^(c w) (sum of window w's points),
+/// plus the ones' partial sums. The window sums, ~2^(c-6) point additions each
+/// (1024 at c = 16, a few milliseconds in all on one core), run on several host
+/// threads; then c doublings a window, highest window first.
+fn fold<P: Copy + Default + Send>(
+    out: &MsmOut,
+    point_words: usize,
+    of_xyzz: fn(&[u32]) -> P,
+    add: fn(&mut P, &P),
+) -> P {
+    let sum = |words: &[u32]| {
+        let mut acc = P::default();
+        for w in words.chunks_exact(point_words) {
+            add(&mut acc, &of_xyzz(w));
+        }
+        acc
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(out.windows.len())
+        .max(1);
+    let per = out.windows.len().div_ceil(threads).max(1);
+    let mut sums = vec![P::default(); out.windows.len()];
+    std::thread::scope(|sc| {
+        for (dst, src) in sums.chunks_mut(per).zip(out.windows.chunks(per)) {
+            sc.spawn(move || {
+                for (d, w) in dst.iter_mut().zip(src) {
+                    *d = sum(w);
+                }
+            });
+        }
+    });
+    let mut acc = P::default();
+    for s in sums.iter().rev() {
+        for _ in 0..out.c {
+            let a = acc;
+            add(&mut acc, &a);
+        }
+        add(&mut acc, s);
+    }
+    add(&mut acc, &sum(&out.ones));
+    acc
+}
+
 impl WgpuBackend {
     // ------------------------------------------------------------- MSM
 
@@ -89,20 +133,9 @@ impl WgpuBackend {
             ));
         }
         let out = self.msm(Curve::G1, &bases.buf, bases.len, scalars, density)?;
-        let pw = 48;
-        let mut acc = blst_p1::default();
-        for w in out.windows.iter().rev() {
-            for _ in 0..out.c {
-                unsafe { blst_p1_double(&mut acc, &acc) };
-            }
-            for p in w.chunks_exact(pw) {
-                unsafe { blst_p1_add_or_double(&mut acc, &acc, &p1_of_xyzz(p)) };
-            }
-        }
-        for p in out.ones.chunks_exact(pw) {
-            unsafe { blst_p1_add_or_double(&mut acc, &acc, &p1_of_xyzz(p)) };
-        }
-        Ok(acc)
+        Ok(fold(&out, 48, p1_of_xyzz, |a, b| unsafe {
+            blst_p1_add_or_double(a, a, b)
+        }))
     }
 
     /// Σ scalars[i] · bases[rank(i)] over G2; see [`Self::msm_g1`].
@@ -118,20 +151,9 @@ impl WgpuBackend {
             ));
         }
         let out = self.msm(Curve::G2, &bases.buf, bases.len, scalars, density)?;
-        let pw = 96;
-        let mut acc = blst_p2::default();
-        for w in out.windows.iter().rev() {
-            for _ in 0..out.c {
-                unsafe { blst_p2_double(&mut acc, &acc) };
-            }
-            for p in w.chunks_exact(pw) {
-                unsafe { blst_p2_add_or_double(&mut acc, &acc, &p2_of_xyzz(p)) };
-            }
-        }
-        for p in out.ones.chunks_exact(pw) {
-            unsafe { blst_p2_add_or_double(&mut acc, &acc, &p2_of_xyzz(p)) };
-        }
-        Ok(acc)
+        Ok(fold(&out, 96, p2_of_xyzz, |a, b| unsafe {
+            blst_p2_add_or_double(a, a, b)
+        }))
     }
 
     fn msm(
@@ -388,5 +410,78 @@ impl WgpuBackend {
             out.ones = words.into_iter().next().unwrap_or_default();
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fold, p1_of_xyzz, MsmOut};
+    use blst::*;
+
+    fn fp_words(f: &blst_fp) -> Vec<u32> {
+        f.l.iter()
+            .flat_map(|l| [*l as u32, (*l >> 32) as u32])
+            .collect()
+    }
+
+    /// XYZZ words of the affine point k G (ZZ = ZZZ = 1).
+    fn xyzz_of(k: u64) -> (Vec<u32>, blst_p1) {
+        let mut p = blst_p1::default();
+        let bytes = k.to_le_bytes();
+        unsafe { blst_p1_mult(&mut p, blst_p1_generator(), bytes.as_ptr(), 64) };
+        let mut a = blst_p1_affine::default();
+        unsafe { blst_p1_to_affine(&mut a, &p) };
+        let one = unsafe { *blst_p1_generator() }.z; // 1 in Montgomery form
+        let mut w = fp_words(&a.x);
+        w.extend(fp_words(&a.y));
+        w.extend(fp_words(&one));
+        w.extend(fp_words(&one));
+        (w, p)
+    }
+
+    #[test]
+    fn window_sums_fold_to_the_msm() {
+        let c = 5u32;
+        let mut out = MsmOut {
+            c,
+            windows: Vec::new(),
+            ones: Vec::new(),
+        };
+        let mut expected = blst_p1::default();
+        let mut weight = 1u64; // 2^(c w)
+        for w in 0..7u64 {
+            let mut words = Vec::new();
+            for i in 0..(3 + w) {
+                let (xw, p) = xyzz_of(100 * w + i + 1);
+                words.extend(xw);
+                let mut term = blst_p1::default();
+                let b = weight.to_le_bytes();
+                unsafe {
+                    blst_p1_mult(&mut term, &p, b.as_ptr(), 64);
+                    blst_p1_add_or_double(&mut expected, &expected, &term);
+                }
+            }
+            out.windows.push(words);
+            weight <<= c;
+        }
+        for k in [7u64, 9] {
+            let (xw, p) = xyzz_of(k);
+            out.ones.extend(xw);
+            unsafe { blst_p1_add_or_double(&mut expected, &expected, &p) };
+        }
+        let got = fold(&out, 48, p1_of_xyzz, |a, b| unsafe {
+            blst_p1_add_or_double(a, a, b)
+        });
+        assert!(unsafe { blst_p1_is_equal(&got, &expected) });
+        // an empty MSM folds to the identity
+        let none = MsmOut {
+            c: 16,
+            windows: Vec::new(),
+            ones: Vec::new(),
+        };
+        let got = fold(&none, 48, p1_of_xyzz, |a, b| unsafe {
+            blst_p1_add_or_double(a, a, b)
+        });
+        assert!(unsafe { blst_p1_is_inf(&got) });
     }
 }
