@@ -8,7 +8,7 @@ use crate::backend::{job, Curve, G1Bases, G2Bases, WgpuBackend};
 use crate::error::WgpuError;
 use crate::gpu::params;
 use crate::host;
-use crate::msm_plan::{window_bits, BALANCED_CHUNK};
+use crate::msm_plan::{split_scalars, window_bits, Split, BALANCED_CHUNK};
 use crate::shaders::Module;
 
 /// What the device returns for one MSM: per window, T XYZZ points whose sum
@@ -164,55 +164,7 @@ impl WgpuBackend {
         scalars: &[blst_fr],
         density: Option<&[u64]>,
     ) -> Result<MsmOut, WgpuError> {
-        // Host pass: drop zeros, set ones aside, rank through the density.
-        let one = host::fr_from_u64(1).l;
-        let mut idx: Vec<u32> = Vec::new();
-        let mut sc: Vec<blst_fr> = Vec::new();
-        let mut ones: Vec<u32> = Vec::new();
-        let mut classify = |rank: usize, s: &blst_fr| {
-            if s.l == [0u64; 4] {
-            } else if s.l == one {
-                ones.push(rank as u32);
-            } else {
-                idx.push(rank as u32);
-                sc.push(*s);
-            }
-        };
-        match density {
-            None => {
-                if scalars.len() > nbases {
-                    return Err(WgpuError::InvalidInput(format!(
-                        "msm: {} scalars for {} bases",
-                        scalars.len(),
-                        nbases
-                    )));
-                }
-                for (i, s) in scalars.iter().enumerate() {
-                    classify(i, s);
-                }
-            }
-            Some(d) => {
-                if d.len() * 64 < scalars.len() {
-                    return Err(WgpuError::InvalidInput(format!(
-                        "msm: the density bitmap has {} bits for {} scalars",
-                        d.len() * 64,
-                        scalars.len()
-                    )));
-                }
-                let mut rank = 0usize;
-                for (i, s) in scalars.iter().enumerate() {
-                    if (d[i / 64] >> (i % 64)) & 1 == 1 {
-                        if rank >= nbases {
-                            return Err(WgpuError::InvalidInput(format!(
-                                "msm: the density includes more than the {nbases} bases"
-                            )));
-                        }
-                        classify(rank, s);
-                        rank += 1;
-                    }
-                }
-            }
-        }
+        let Split { idx, sc, ones } = split_scalars(scalars, density, nbases)?;
         let fw = curve.fw();
         let pt_words = 4 * fw;
         let m = curve.module();

@@ -1,6 +1,165 @@
-//! The MSM's choices made on the host before the device pass: the window size
-//! (a cost model fitted to the H200) and the chunk length of the balanced
-//! accumulation.
+//! The MSM's host side before the device pass: the scalars split into zeros
+//! (dropped), ones (summed apart) and the rest, the window size (a cost model
+//! fitted to the H200) and the chunk length of the balanced accumulation.
+
+use blst::blst_fr;
+
+use crate::error::WgpuError;
+
+/// The scalars as the device pass takes them: `sc` (neither 0 nor 1) with the
+/// rank of each one's base in `idx`, and the base ranks of the scalars 1 in
+/// `ones`; a scalar's base rank counts the included variables before it (all
+/// of them without a density).
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Split {
+    pub idx: Vec<u32>,
+    pub sc: Vec<blst_fr>,
+    pub ones: Vec<u32>,
+}
+
+/// Splits `scalars` (see [`Split`]) on several host threads, in chunks of whole
+/// density words. Errors: more scalars than bases (without a density), a
+/// density shorter than the scalars, or one that includes more than `nbases`.
+pub(crate) fn split_scalars(
+    scalars: &[blst_fr],
+    density: Option<&[u64]>,
+    nbases: usize,
+) -> Result<Split, WgpuError> {
+    let n = scalars.len();
+    let included = |i: usize| density.is_none_or(|d| (d[i / 64] >> (i % 64)) & 1 == 1);
+    match density {
+        None if n > nbases => {
+            return Err(WgpuError::InvalidInput(format!(
+                "msm: {n} scalars for {nbases} bases"
+            )))
+        }
+        Some(d) if d.len() * 64 < n => {
+            return Err(WgpuError::InvalidInput(format!(
+                "msm: the density bitmap has {} bits for {n} scalars",
+                d.len() * 64
+            )))
+        }
+        _ => {}
+    }
+    // Chunks of whole density words; each chunk's first rank from the bits
+    // before it.
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let chunk = if n < 1 << 16 {
+        n.max(1)
+    } else {
+        n.div_ceil(threads).next_multiple_of(64)
+    };
+    let bits_in = |lo: usize, hi: usize| match density {
+        None => hi - lo,
+        Some(d) => (lo..hi)
+            .step_by(64)
+            .map(|i| {
+                let w = d[i / 64];
+                let top = (hi - i).min(64);
+                (if top == 64 {
+                    w
+                } else {
+                    w & ((1u64 << top) - 1)
+                })
+                .count_ones() as usize
+            })
+            .sum(),
+    };
+    let starts: Vec<usize> = (0..n).step_by(chunk).collect();
+    let mut first_rank = Vec::with_capacity(starts.len());
+    let mut total = 0usize;
+    for &lo in &starts {
+        first_rank.push(total);
+        total += bits_in(lo, (lo + chunk).min(n));
+    }
+    if density.is_some() && total > nbases {
+        return Err(WgpuError::InvalidInput(format!(
+            "msm: the density includes more than the {nbases} bases"
+        )));
+    }
+    // Two passes over the chunks, each chunk on its own thread: count the
+    // chunk's ones and others, then write them straight to their places in the
+    // output (growing vectors per chunk and joining them cost more than the
+    // classification itself).
+    let one = crate::host::fr_from_u64(1).l;
+    let class = |s: &blst_fr| -> u8 {
+        if s.l == one {
+            1
+        } else if s.l == [0u64; 4] {
+            0
+        } else {
+            2
+        }
+    };
+    let ranges: Vec<(usize, usize)> = starts.iter().map(|&lo| (lo, (lo + chunk).min(n))).collect();
+    let counts: Vec<(usize, usize)> = on_threads(&ranges, |&(lo, hi)| {
+        let (mut others, mut ones) = (0usize, 0usize);
+        for (i, s) in scalars.iter().enumerate().take(hi).skip(lo) {
+            match class(s) {
+                2 if included(i) => others += 1,
+                1 if included(i) => ones += 1,
+                _ => {}
+            }
+        }
+        (others, ones)
+    });
+    let total_others: usize = counts.iter().map(|c| c.0).sum();
+    let total_ones: usize = counts.iter().map(|c| c.1).sum();
+    let mut out = Split {
+        idx: vec![0; total_others],
+        sc: vec![blst_fr::default(); total_others],
+        ones: vec![0; total_ones],
+    };
+    {
+        let (mut idx, mut sc, mut ones) = (&mut out.idx[..], &mut out.sc[..], &mut out.ones[..]);
+        let mut jobs = Vec::with_capacity(ranges.len());
+        for ((&(lo, hi), &(no, n1)), &rank) in ranges.iter().zip(&counts).zip(&first_rank) {
+            let (i0, i1) = std::mem::take(&mut idx).split_at_mut(no);
+            let (s0, s1) = std::mem::take(&mut sc).split_at_mut(no);
+            let (o0, o1) = std::mem::take(&mut ones).split_at_mut(n1);
+            (idx, sc, ones) = (i1, s1, o1);
+            jobs.push((lo, hi, rank, i0, s0, o0));
+        }
+        std::thread::scope(|sc| {
+            for (lo, hi, mut rank, idx, scs, ones) in jobs {
+                sc.spawn(move || {
+                    let (mut k, mut k1) = (0usize, 0usize);
+                    for (i, s) in scalars.iter().enumerate().take(hi).skip(lo) {
+                        if !included(i) {
+                            continue;
+                        }
+                        match class(s) {
+                            2 => {
+                                idx[k] = rank as u32;
+                                scs[k] = *s;
+                                k += 1;
+                            }
+                            1 => {
+                                ones[k1] = rank as u32;
+                                k1 += 1;
+                            }
+                            _ => {}
+                        }
+                        rank += 1;
+                    }
+                });
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// f over each item, one thread an item, results in order.
+fn on_threads<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    std::thread::scope(|sc| {
+        let f = &f;
+        let handles: Vec<_> = items.iter().map(|it| sc.spawn(move || f(it))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
 
 /// Entries a chunk of the balanced accumulation (msm_acc_balanced) adds: a
 /// bucket holding all n entries of a window costs n / BALANCED_CHUNK chained
@@ -33,7 +192,58 @@ pub(crate) fn window_bits(n: u64) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::window_bits;
+    use super::{window_bits, Split};
+    use blst::blst_fr;
+    /// The split of one thread, scalar by scalar (what split_scalars must equal).
+    fn split_reference(s: &[blst_fr], density: Option<&[u64]>) -> Split {
+        let one = crate::host::fr_from_u64(1).l;
+        let mut out = Split::default();
+        let mut rank = 0u32;
+        for (i, x) in s.iter().enumerate() {
+            if density.is_some_and(|d| (d[i / 64] >> (i % 64)) & 1 == 0) {
+                continue;
+            }
+            if x.l == one {
+                out.ones.push(rank);
+            } else if x.l != [0u64; 4] {
+                out.idx.push(rank);
+                out.sc.push(*x);
+            }
+            rank += 1;
+        }
+        out
+    }
+
+    #[test]
+    fn scalars_split_on_threads_as_on_one() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for n in [0usize, 1, 63, 64, 1000, (1 << 16) + 77, 300_001] {
+            let s: Vec<blst_fr> = (0..n)
+                .map(|_| match next() % 4 {
+                    0 => crate::host::fr_from_u64(0),
+                    1 => crate::host::fr_from_u64(1),
+                    _ => crate::host::fr_from_u64(next() >> 1),
+                })
+                .collect();
+            let d: Vec<u64> = (0..n.div_ceil(64) + 1).map(|_| next()).collect();
+            let got = super::split_scalars(&s, None, n).unwrap();
+            assert_eq!(got, split_reference(&s, None), "n = {n}");
+            let got = super::split_scalars(&s, Some(&d), n).unwrap();
+            assert_eq!(got, split_reference(&s, Some(&d)), "n = {n}, density");
+        }
+        let s = vec![crate::host::fr_from_u64(3); 100];
+        assert!(super::split_scalars(&s, None, 99).is_err());
+        assert!(super::split_scalars(&s, Some(&[u64::MAX]), 100).is_err());
+        assert!(super::split_scalars(&s, Some(&[u64::MAX, u64::MAX]), 127).is_ok());
+        assert!(super::split_scalars(&s, Some(&[u64::MAX, u64::MAX]), 99).is_err());
+    }
+
     #[test]
     fn windows_avoid_a_nearly_empty_top_window() {
         // the top window covers bits c * (255 / c) .. 255 and the last carry
