@@ -225,7 +225,9 @@ impl Shared {
     /// devices; when none is left, the circuits waiting for one fail.
     fn retire_device(&self, d: usize) {
         log::error!(
-            "device {d} ({}) failed {} critical paths in a row: taken out of service",
+            "device {d} ({}) failed {} critical paths in a row: taken out of service \
+             (restart the process to use it again: some device errors, such as a CUDA \
+             launch error, spoil the device for the whole process)",
             self.backends[d].device(),
             workers::RETIRE_AFTER_FAILURES
         );
