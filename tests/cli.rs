@@ -178,3 +178,20 @@ fn devices_lists_every_backend() {
         assert!(out.lines().any(|l| l.starts_with(name)), "{out}");
     }
 }
+
+/// Every backend present against the cpu backend: each operation matches, and a
+/// backend's one-time warm-up is reported apart from the operations' times.
+#[test]
+fn crosscheck_compares_every_backend_with_the_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = crossgroth(&["crosscheck", "--circuit", "cubic"], dir.path());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("MISMATCH"), "{out}");
+    for line in out.lines().filter(|l| l.contains("against cpu")) {
+        assert!(line.contains("(warm-up "), "{line}");
+    }
+    if std::env::var("CROSSGROTH_REQUIRE_WGPU").as_deref() == Ok("1") {
+        assert!(out.lines().any(|l| l.starts_with("wgpu (")), "{out}");
+        assert!(out.contains("proof      match"), "{out}");
+    }
+}

@@ -75,6 +75,10 @@ pub trait DeviceApi: Send + Sync + 'static {
         work: &mut dyn FnMut() -> Result<()>,
     ) -> Result<(Result<()>, Duration), Self::Error>;
     fn memory(&self) -> Option<(usize, usize)>;
+    /// Builds what the crate would build on first use.
+    fn warm_up(&self) -> Result<(), Self::Error> {
+        Ok(())
+    }
 }
 
 /// The part of a [`DeviceApi`] impl that only forwards to the crate's methods of the
@@ -323,6 +327,11 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
 
     fn device(&self) -> String {
         self.current().0.describe()
+    }
+
+    fn warm_up(&self) -> Result<()> {
+        let (inner, generation) = self.current();
+        inner.warm_up().map_err(|e| self.fail(e, generation))
     }
 
     fn prepare_g1(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {

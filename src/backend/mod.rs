@@ -191,6 +191,13 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// Builds now what the backend would build on first use (wgpu: its compute
+    /// pipelines, seconds on some drivers), so that the first timed call
+    /// measures its work alone.
+    fn warm_up(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// Runs `work` and returns how long the device was busy with it, measured with
     /// device events (CUDA events, GPU timestamps); None for a backend without a
     /// device clock, whose callers time with the host clock.

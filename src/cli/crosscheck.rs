@@ -61,10 +61,15 @@ pub fn run(circuit: CircuitSpec, params_path: Option<PathBuf>, seed: u64) -> Res
         .collect();
     let mut failures = 0;
     for other in &others {
+        // Pipelines and the like are built once per process: not part of any
+        // operation's time below.
+        let t = Instant::now();
+        other.warm_up()?;
         println!(
-            "{} ({}) against cpu, {circuit}:",
+            "{} ({}) against cpu, {circuit} (warm-up {:.2} s, not counted below):",
             other.name(),
-            other.device()
+            other.device(),
+            t.elapsed().as_secs_f64()
         );
         for o in compare(&cpu, other, &params, &asg, seed)? {
             println!(

@@ -47,6 +47,9 @@ impl DeviceApi for wg::WgpuBackend {
     fn memory(&self) -> Option<(usize, usize)> {
         None
     }
+    fn warm_up(&self) -> Result<(), wg::WgpuError> {
+        wg::WgpuBackend::warm_up(self)
+    }
 }
 
 impl WgpuBackend {
