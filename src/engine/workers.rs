@@ -206,6 +206,12 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
 pub(crate) const RETIRE_AFTER_FAILURES: usize = 3;
 
 pub(crate) fn device(s: Arc<Shared>, d: usize) {
+    // What the backend builds on first use (wgpu: seconds of pipelines) is built
+    // while the first circuits are still being synthesized, not on the first
+    // proof's critical path. A failure here shows again on the first job.
+    if let Err(e) = s.backends[d].warm_up() {
+        log::warn!("device {d}: warm-up failed: {e}");
+    }
     let mut failures = 0;
     loop {
         let task = {
