@@ -257,8 +257,9 @@ impl CudaBackend {
         launch!(self, self.k.msm_scan_apply, tiles * 1024, 1024; &counts, &nb32, &tile_offsets, &mut offsets, &mut cursor);
         prof.mark("scan");
         if n > 0 {
-            for w_lo in (0..nwin32).step_by(scatter_windows() as usize) {
-                let w_hi = w_lo.saturating_add(scatter_windows()).min(nwin32);
+            let per_launch = scatter_windows();
+            for w_lo in (0..nwin32).step_by(per_launch as usize) {
+                let w_hi = w_lo.saturating_add(per_launch).min(nwin32);
                 launch!(self, self.k.msm_scatter, n, 256; &canon, &bidx, &n32, &c32, &w_lo, &w_hi, &mut cursor, &mut entries);
             }
             prof.mark("scatter");
