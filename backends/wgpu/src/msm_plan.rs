@@ -65,12 +65,15 @@ pub(crate) fn split_scalars(
             })
             .sum(),
     };
-    let starts: Vec<usize> = (0..n).step_by(chunk).collect();
-    let mut first_rank = Vec::with_capacity(starts.len());
+    let ranges: Vec<(usize, usize)> = (0..n)
+        .step_by(chunk)
+        .map(|lo| (lo, (lo + chunk).min(n)))
+        .collect();
+    let mut first_rank = Vec::with_capacity(ranges.len());
     let mut total = 0usize;
-    for &lo in &starts {
+    for &(lo, hi) in &ranges {
         first_rank.push(total);
-        total += bits_in(lo, (lo + chunk).min(n));
+        total += bits_in(lo, hi);
     }
     if density.is_some() && total > nbases {
         return Err(WgpuError::InvalidInput(format!(
@@ -91,7 +94,6 @@ pub(crate) fn split_scalars(
             2
         }
     };
-    let ranges: Vec<(usize, usize)> = starts.iter().map(|&lo| (lo, (lo + chunk).min(n))).collect();
     let counts: Vec<(usize, usize)> = on_threads(&ranges, |&(lo, hi)| {
         let (mut others, mut ones) = (0usize, 0usize);
         for (i, s) in scalars.iter().enumerate().take(hi).skip(lo) {
