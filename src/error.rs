@@ -70,6 +70,16 @@ pub enum Error {
         message: String,
     },
 
+    /// The device failed in a way that leaves it unusable for the rest of the
+    /// process (a CUDA kernel fault) and no new context could be opened: work on
+    /// it fails until the process restarts. The engine takes such a device out
+    /// of service at once.
+    #[error("{backend} backend: device lost: {message}")]
+    DeviceLost {
+        backend: &'static str,
+        message: String,
+    },
+
     #[error("{backend} backend unavailable: {reason}")]
     BackendUnavailable {
         backend: &'static str,

@@ -146,6 +146,35 @@ fn an_invalid_witness_fails_its_job_only() {
 }
 
 #[test]
+fn wait_ready_returns_once_every_device_is_warm() {
+    let params = Arc::new(params_for(&spec("cubic"), 1));
+    let slow = Duration::from_millis(400);
+    let devices = vec![
+        SimulatedDevice::new(Duration::from_millis(5))
+            .with_id(0)
+            .shared(),
+        SimulatedDevice::new(Duration::from_millis(5))
+            .with_id(1)
+            .with_warm_up(slow)
+            .shared(),
+    ];
+    let started = std::time::Instant::now();
+    let engine = Engine::start(config(1 << 30), devices).unwrap();
+    engine.wait_ready();
+    assert!(
+        started.elapsed() >= slow,
+        "wait_ready returned after {:?}, before the slow warm-up ended",
+        started.elapsed()
+    );
+    engine.wait_ready(); // at once, the second time
+    let h = engine
+        .submit(job("after", &params, "cubic", 0..2).0)
+        .unwrap();
+    assert_eq!(h.wait().unwrap().len(), 2);
+    assert_drained(&engine);
+}
+
+#[test]
 fn cancelling_releases_memory() {
     let params = Arc::new(params_for(&spec("sha256:64"), 1));
     let device = SimulatedDevice::new(Duration::from_millis(30)).shared();
@@ -392,6 +421,40 @@ fn a_device_that_keeps_failing_is_taken_out_of_service() {
     for h in handles {
         assert!(h.wait().is_err());
     }
+    assert_drained(&engine);
+}
+
+#[test]
+fn a_lost_device_is_taken_out_of_service_at_once() {
+    let params = Arc::new(params_for(&spec("cubic"), 1));
+    let good = SimulatedDevice::new(Duration::from_millis(20))
+        .with_id(0)
+        .shared();
+    let lost = SimulatedDevice::lost_at(Duration::from_millis(1), 1)
+        .with_id(1)
+        .shared();
+    let engine = Engine::start(config(1 << 30), vec![good, lost]).unwrap();
+    engine.wait_ready();
+    let handles: Vec<_> = (0..12)
+        .map(|i| {
+            engine
+                .submit(job(&format!("j{i}"), &params, "cubic", i..i + 1).0)
+                .unwrap()
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.wait()).collect();
+    let failed: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert_eq!(
+        failed.len(),
+        1,
+        "one circuit fails, then the device leaves: {results:?}"
+    );
+    assert!(
+        failed[0].to_string().contains("device lost"),
+        "{}",
+        failed[0]
+    );
+    assert_eq!(engine.status().out_of_service, vec![false, true]);
     assert_drained(&engine);
 }
 

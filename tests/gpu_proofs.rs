@@ -179,6 +179,9 @@ fn wgpu_engine_spreads_jobs_over_two_devices() {
         backends,
     )
     .unwrap();
+    // Both devices warm up (build their pipelines) first: one still building
+    // would leave every job to the other.
+    engine.wait_ready();
     let handles: Vec<_> = (0..8)
         .map(|i| {
             let job = Job::new(format!("p{i}"), params.clone(), vec![circuits[i].clone()])

@@ -223,24 +223,29 @@ impl<D: DeviceApi> GpuBackend<D> {
             return err::<D>(e);
         }
         let mut inner = self.inner.write().unwrap();
-        let rebuilt = if self.generation.load(Ordering::Acquire) != generation {
-            "already rebuilt".to_string()
+        let what_now = if self.generation.load(Ordering::Acquire) != generation {
+            "the device context has since been rebuilt; prepare the bases again"
         } else {
             match (self.open)() {
                 Ok(fresh) => {
                     *inner = Arc::new(fresh);
                     self.generation.fetch_add(1, Ordering::AcqRel);
                     log::warn!("{} context rebuilt after: {e}", D::NAME);
-                    "rebuilt".to_string()
+                    "the device context was rebuilt; prepare the bases again"
                 }
-                Err(again) => format!("could not be rebuilt: {again}"),
+                Err(again) => {
+                    return Error::DeviceLost {
+                        backend: D::NAME,
+                        message: format!(
+                            "{e} (a new device context could not be opened either: {again})"
+                        ),
+                    }
+                }
             }
         };
         Error::Backend {
             backend: D::NAME,
-            message: format!(
-                "{e} (the device context was unusable and is {rebuilt}; prepare the bases again)"
-            ),
+            message: format!("{e} ({what_now})"),
         }
     }
 
@@ -595,7 +600,7 @@ mod tests {
             .msm_g1(&prepared, &[MsmInput::dense(&scalars)])
             .unwrap_err();
         assert!(
-            e.to_string().contains("illegal address") && e.to_string().contains("is rebuilt"),
+            e.to_string().contains("illegal address") && e.to_string().contains("was rebuilt"),
             "{e}"
         );
         assert_eq!(gpu.rebuilds(), 1);
@@ -609,5 +614,33 @@ mod tests {
             gpu.msm_g1(&prepared, &[MsmInput::dense(&scalars)]).unwrap(),
             expected
         );
+    }
+
+    #[test]
+    fn a_context_that_cannot_be_reopened_is_a_lost_device() {
+        let opened = Arc::new(AtomicBool::new(false));
+        let poison = Arc::new(AtomicBool::new(false));
+        let p = poison.clone();
+        // Like CUDA after a kernel fault: the first open works, no later one.
+        let gpu = GpuBackend::open_with_opener(move || {
+            if opened.swap(true, Ordering::AcqRel) {
+                Err(Poisoned)
+            } else {
+                Ok(MockDevice { poison: p.clone() })
+            }
+        })
+        .unwrap();
+        let prepared = gpu
+            .prepare_g1(Arc::new(vec![G1Affine::from(
+                <G1Projective as group::Group>::generator(),
+            )]))
+            .unwrap();
+        poison.store(true, Ordering::Release);
+        let e = gpu
+            .msm_g1(&prepared, &[MsmInput::dense(&[<Scalar as ff::Field>::ONE])])
+            .unwrap_err();
+        assert!(matches!(e, Error::DeviceLost { .. }), "{e:?}");
+        assert!(e.to_string().contains("could not be opened"), "{e}");
+        assert_eq!(gpu.rebuilds(), 0);
     }
 }

@@ -152,6 +152,9 @@ pub(crate) struct Shared {
     device_seq: std::sync::atomic::AtomicU64,
     /// Per device: taken out of service after repeated failures.
     retired: Mutex<Vec<bool>>,
+    /// Device workers still warming their backend up (see Engine::wait_ready).
+    warming: Mutex<usize>,
+    warmed_cv: Condvar,
 }
 
 /// What one device holds: prepared parameter sets by address, and their bytes.
@@ -223,13 +226,12 @@ impl Shared {
 
     /// Takes a device that keeps failing out of service. Its work goes to the other
     /// devices; when none is left, the circuits waiting for one fail.
-    fn retire_device(&self, d: usize) {
+    fn retire_device(&self, d: usize, reason: &str) {
         log::error!(
-            "device {d} ({}) failed {} critical paths in a row: taken out of service \
-             (restart the process to use it again: some device errors, such as a CUDA \
-             launch error, spoil the device for the whole process)",
+            "device {d} ({}) {reason}: taken out of service (restart the process to use \
+             it again: some device errors, such as a CUDA kernel fault, spoil the device \
+             for the whole process)",
             self.backends[d].device(),
-            workers::RETIRE_AFTER_FAILURES
         );
         self.retired.lock().unwrap()[d] = true;
         let mut queue = self.device_queue.lock().unwrap();
@@ -430,6 +432,8 @@ impl Engine {
             live_devices: AtomicUsize::new(backends.len()),
             device_seq: std::sync::atomic::AtomicU64::new(0),
             retired: Mutex::new(vec![false; backends.len()]),
+            warming: Mutex::new(backends.len()),
+            warmed_cv: Condvar::new(),
             backends,
             config,
         });
@@ -574,6 +578,18 @@ impl Engine {
             memory_budget: adm.budget.limit,
             proofs_done: stats.proofs,
             stage_counts,
+        }
+    }
+
+    /// Blocks until every device worker has warmed its backend up (wgpu: built
+    /// its pipelines, seconds on some drivers), successfully or not. Jobs may be
+    /// submitted before; a device that is still warming up takes none, so a
+    /// caller that wants the work spread over all devices from the first job,
+    /// or a first proof's latency without the warm-up, waits here first.
+    pub fn wait_ready(&self) {
+        let mut warming = self.shared.warming.lock().unwrap();
+        while *warming > 0 {
+            warming = self.shared.warmed_cv.wait(warming).unwrap();
         }
     }
 

@@ -30,11 +30,15 @@ pub struct SimulatedDevice {
     /// Calls of `g1_side` (1-based) from this one to `fail_until` fail, when set.
     fail_call: Option<usize>,
     fail_until: usize,
+    /// Whether its failures are a lost device (Error::DeviceLost).
+    fail_lost: bool,
     calls: AtomicUsize,
     /// Whether it can stream bases from host memory, and how many base sets it
     /// prepared that way.
     streams: bool,
     streamed_sets: AtomicUsize,
+    /// How long `warm_up` takes.
+    warm_up_time: Duration,
 }
 
 impl SimulatedDevice {
@@ -47,9 +51,11 @@ impl SimulatedDevice {
             cache: Mutex::new(HashMap::new()),
             fail_call: None,
             fail_until: 0,
+            fail_lost: false,
             calls: AtomicUsize::new(0),
             streams: false,
             streamed_sets: AtomicUsize::new(0),
+            warm_up_time: Duration::ZERO,
         }
     }
 
@@ -82,9 +88,24 @@ impl SimulatedDevice {
         }
     }
 
+    /// A device lost at its `n`-th critical path (a CUDA kernel fault): that
+    /// call and every later one fail with Error::DeviceLost.
+    pub fn lost_at(g1_time: Duration, n: usize) -> Self {
+        SimulatedDevice {
+            fail_lost: true,
+            ..Self::failing_from(g1_time, n)
+        }
+    }
+
     /// Device number `id` (for engines with several devices).
     pub fn with_id(mut self, id: usize) -> Self {
         self.id = id;
+        self
+    }
+
+    /// A device whose warm-up (wgpu: building its pipelines) takes `time`.
+    pub fn with_warm_up(mut self, time: Duration) -> Self {
+        self.warm_up_time = time;
         self
     }
 
@@ -146,6 +167,10 @@ impl Backend for SimulatedDevice {
     fn memory(&self) -> Option<(usize, usize)> {
         self.memory_total.map(|t| (t, t))
     }
+    fn warm_up(&self) -> Result<()> {
+        std::thread::sleep(self.warm_up_time);
+        Ok(())
+    }
     fn prepare_g1(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {
         Ok(G1Bases {
             host: bases,
@@ -204,9 +229,17 @@ impl Backend for SimulatedDevice {
             .fail_call
             .is_some_and(|from| (from..=self.fail_until).contains(&call))
         {
-            return Err(Error::Backend {
-                backend: "simulated",
-                message: format!("injected failure on call {call}"),
+            let message = format!("injected failure on call {call}");
+            return Err(if self.fail_lost {
+                Error::DeviceLost {
+                    backend: "simulated",
+                    message,
+                }
+            } else {
+                Error::Backend {
+                    backend: "simulated",
+                    message,
+                }
             });
         }
         let key = fingerprint(asg);

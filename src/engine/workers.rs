@@ -209,8 +209,21 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
     // What the backend builds on first use (wgpu: seconds of pipelines) is built
     // while the first circuits are still being synthesized, not on the first
     // proof's critical path. A failure here shows again on the first job.
-    if let Err(e) = s.backends[d].warm_up() {
-        log::warn!("device {d}: warm-up failed: {e}");
+    {
+        // Counted as warmed up however warm_up ends, a panic included, so that
+        // Engine::wait_ready cannot hang.
+        struct Warmed<'a>(&'a Shared);
+        impl Drop for Warmed<'_> {
+            fn drop(&mut self) {
+                let mut warming = self.0.warming.lock().unwrap_or_else(|p| p.into_inner());
+                *warming = warming.saturating_sub(1);
+                self.0.warmed_cv.notify_all();
+            }
+        }
+        let _warmed = Warmed(&s);
+        if let Err(e) = s.backends[d].warm_up() {
+            log::warn!("device {d}: warm-up failed: {e}");
+        }
     }
     let mut failures = 0;
     loop {
@@ -294,12 +307,19 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
                 }
             }
             Err(e) => {
+                // A lost device fails everything after this: no point in two more tries.
+                let lost = matches!(e, Error::DeviceLost { .. });
+                let reason = if lost {
+                    format!("is lost ({e})")
+                } else {
+                    format!("failed {RETIRE_AFTER_FAILURES} critical paths in a row")
+                };
                 s.fail(&job, e);
                 s.dispose_assignment(asg, &charge);
                 s.forget_prepared(d);
                 failures += 1;
-                if failures >= RETIRE_AFTER_FAILURES {
-                    s.retire_device(d);
+                if lost || failures >= RETIRE_AFTER_FAILURES {
+                    s.retire_device(d, &reason);
                     return;
                 }
             }

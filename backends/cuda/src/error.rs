@@ -30,6 +30,14 @@ pub enum CudaError {
     /// context may be unusable: build a new `CudaBackend`.
     #[error("kernel launch failed in {what}: {err}")]
     Launch { what: String, err: String },
+    /// A kernel faulted (an illegal address, a trap, a timeout) and left the
+    /// process's CUDA state for the device unusable. NVIDIA's driver allows no
+    /// further work on the device in this process, in this context or a new
+    /// one (measured on the H200: a fresh context and the primary context
+    /// reopened after dropping every handle both fail with the same error):
+    /// only a new process can use the device again.
+    #[error("the CUDA device is unusable in this process after a fault in {what} ({err}); restart the process to use it again")]
+    ContextLost { what: String, err: String },
     /// Any other driver call failed.
     #[error("CUDA driver call failed in {what}: {err}")]
     Driver { what: String, err: String },
@@ -38,10 +46,36 @@ pub enum CudaError {
     InvalidInput(String),
 }
 
+/// Driver errors after which, by NVIDIA's documentation, the process is in an
+/// inconsistent state and every further CUDA call on the device fails.
+fn is_sticky(e: &DriverError) -> bool {
+    matches!(
+        e.0,
+        CuErr::CUDA_ERROR_ILLEGAL_ADDRESS
+            | CuErr::CUDA_ERROR_LAUNCH_FAILED
+            | CuErr::CUDA_ERROR_LAUNCH_TIMEOUT
+            | CuErr::CUDA_ERROR_MISALIGNED_ADDRESS
+            | CuErr::CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CuErr::CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CuErr::CUDA_ERROR_INVALID_PC
+            | CuErr::CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CuErr::CUDA_ERROR_ASSERT
+            | CuErr::CUDA_ERROR_ECC_UNCORRECTABLE
+    )
+}
+
 impl CudaError {
+    /// The error of a failed driver call that is not a launch: out of memory,
+    /// a sticky fault of earlier work, or anything else.
     pub(crate) fn driver(what: &str, e: DriverError) -> Self {
         if e.0 == CuErr::CUDA_ERROR_OUT_OF_MEMORY {
             return CudaError::OutOfMemory(what.to_string());
+        }
+        if is_sticky(&e) {
+            return CudaError::ContextLost {
+                what: what.to_string(),
+                err: format!("{e:?}"),
+            };
         }
         CudaError::Driver {
             what: what.to_string(),
@@ -52,6 +86,12 @@ impl CudaError {
         if e.0 == CuErr::CUDA_ERROR_OUT_OF_MEMORY {
             return CudaError::OutOfMemory(what.to_string());
         }
+        if is_sticky(&e) {
+            return CudaError::ContextLost {
+                what: what.to_string(),
+                err: format!("{e:?}"),
+            };
+        }
         CudaError::Launch {
             what: what.to_string(),
             err: format!("{e:?}"),
@@ -61,10 +101,12 @@ impl CudaError {
         if e.0 == CuErr::CUDA_ERROR_OUT_OF_MEMORY {
             return CudaError::OutOfMemory(format!("{what}: {bytes} bytes"));
         }
-        CudaError::Driver {
-            what: what.to_string(),
-            err: format!("{e:?}"),
-        }
+        Self::driver(what, e)
+    }
+    /// True after a fault that leaves the device unusable in this process
+    /// ([`CudaError::ContextLost`]).
+    pub fn is_context_lost(&self) -> bool {
+        matches!(self, CudaError::ContextLost { .. })
     }
     /// True when the backend reports that CUDA cannot be used on this machine at
     /// all (no driver, old driver, no device), as opposed to a failure of work.

@@ -307,8 +307,22 @@ fn load_module(
 }
 
 impl CudaBackend {
-    /// Opens device `ordinal`, loads (JIT-compiles) the PTX module.
+    /// Opens device `ordinal` in its primary context (the one the CUDA runtime
+    /// and other libraries of the process share) and loads the kernels.
     pub fn new(ordinal: usize) -> Result<Self, CudaError> {
+        Self::open(ordinal, false)
+    }
+
+    /// Opens device `ordinal` in a context of its own (not the primary one).
+    /// After a sticky launch error (an illegal address, a trap) the faulty
+    /// context stays unusable for as long as anything in the process holds it;
+    /// the primary context would be handed out again while it does, so a
+    /// rebuild opens a fresh context instead.
+    pub fn new_in_fresh_context(ordinal: usize) -> Result<Self, CudaError> {
+        Self::open(ordinal, true)
+    }
+
+    fn open(ordinal: usize, fresh_context: bool) -> Result<Self, CudaError> {
         let version = driver_init()?;
         let count = cudarc::driver::result::device::get_count()
             .map_err(|e| CudaError::driver("cuDeviceGetCount", e))?;
@@ -322,8 +336,12 @@ impl CudaBackend {
         }
         let info = device_info(ordinal, version)?;
         // is_culib_present() and cuInit succeeded, so this does not panic.
-        let ctx =
-            CudaContext::new(ordinal).map_err(|e| CudaError::driver("CudaContext::new", e))?;
+        let ctx = if fresh_context {
+            CudaContext::new_non_primary(ordinal, 0)
+                .map_err(|e| CudaError::driver("cuCtxCreate", e))?
+        } else {
+            CudaContext::new(ordinal).map_err(|e| CudaError::driver("CudaContext::new", e))?
+        };
         let stream = ctx.default_stream();
         let pool = retain_freed_memory(&ctx, info.total_memory);
         let (module, module_kind) = load_module(&ctx, &info)?;

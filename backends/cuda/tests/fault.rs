@@ -80,8 +80,8 @@ fn a_sticky_launch_error_never_gives_a_wrong_result() {
     let fault = b.inject_fault_for_tests();
     eprintln!("the trapping kernel: {fault:?}");
     assert!(
-        matches!(fault, Err(CudaError::Launch { .. })),
-        "a trap must come back as a launch error (the adapter's cue to rebuild): {fault:?}"
+        matches!(fault, Err(CudaError::ContextLost { .. })),
+        "a trap must come back as a lost context (the adapter's cue to rebuild): {fault:?}"
     );
 
     let same = msm_is_correct(&b, &bases, &scalars, &expected);
@@ -91,6 +91,22 @@ fn a_sticky_launch_error_never_gives_a_wrong_result() {
         Some(&false),
         "wrong result after the fault"
     );
+
+    // A context of its own while the faulty backend is still held (what the
+    // engine's rebuild does: in-flight calls and prepared bases keep the old
+    // context alive).
+    match CudaBackend::new_in_fresh_context(0) {
+        Err(e) => eprintln!("a fresh context beside the faulty one: {e}"),
+        Ok(b3) => {
+            let fresh = msm_is_correct(&b3, &bases, &scalars, &expected);
+            eprintln!("a fresh context beside the faulty one: MSM {fresh:?}");
+            assert_ne!(
+                fresh.as_ref().ok(),
+                Some(&false),
+                "wrong result in the fresh context"
+            );
+        }
+    }
 
     drop(b);
     match CudaBackend::new(0) {

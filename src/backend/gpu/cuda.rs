@@ -46,7 +46,10 @@ impl DeviceApi for cuda::CudaBackend {
     }
     /// A launch error (an illegal address, say) poisons the whole context.
     fn is_fatal(e: &cuda::CudaError) -> bool {
-        matches!(e, cuda::CudaError::Launch { .. })
+        matches!(
+            e,
+            cuda::CudaError::Launch { .. } | cuda::CudaError::ContextLost { .. }
+        )
     }
     fn describe(&self) -> String {
         let i = self.info();
@@ -108,7 +111,16 @@ impl CudaBackend {
     }
 
     pub fn open_device(ordinal: usize) -> Result<Self> {
-        GpuBackend::open_with_opener(move || cuda::CudaBackend::new(ordinal))
+        // The first context is the device's primary one; a rebuild after a
+        // sticky error needs a fresh one (see new_in_fresh_context).
+        let opened = std::sync::atomic::AtomicBool::new(false);
+        GpuBackend::open_with_opener(move || {
+            if opened.swap(true, std::sync::atomic::Ordering::AcqRel) {
+                cuda::CudaBackend::new_in_fresh_context(ordinal)
+            } else {
+                cuda::CudaBackend::new(ordinal)
+            }
+        })
     }
 }
 
