@@ -24,6 +24,14 @@ struct fq2_t {
         r.c1 = t2 - t0 - t1;
         return r;
     }
+    // 1 / (a + bu) = (a - bu) / (a^2 + b^2); zero stays zero.
+    __device__ __forceinline__ fq2_t inverse() const {
+        fq_t t = (c0.sqr() + c1.sqr()).inverse();
+        fq2_t r;
+        r.c0 = c0 * t;
+        r.c1 = (c1 * t).neg();
+        return r;
+    }
     // (a + bu)^2 = (a + b)(a - b) + 2ab u
     __device__ __forceinline__ fq2_t sqr() const {
         fq2_t r;

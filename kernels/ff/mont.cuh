@@ -295,6 +295,29 @@ struct alignas(16) mont_t {
         return reduce_once(even);
     }
 
+    // a^(p - 2) = 1 / a (Fermat); zero stays zero. ~1.5 N-bit exponent's worth
+    // of products: for one-off work (precomputed bases), not for hot loops.
+    __device__ __noinline__ mont_t inverse() const {
+        u32 e[N];
+        u32 borrow = 2;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            const u32 m = P::mod(i);
+            e[i] = m - borrow;
+            borrow = m < borrow ? 1u : 0u;
+        }
+        mont_t r = one();
+#pragma unroll 1
+        for (int i = N - 1; i >= 0; i--) {
+#pragma unroll 1
+            for (int b = 31; b >= 0; b--) {
+                r = r.sqr();
+                if ((e[i] >> b) & 1u) r = r * *this;
+            }
+        }
+        return r;
+    }
+
     // Montgomery -> canonical (multiply by 1).
     __device__ __forceinline__ mont_t from_mont() const {
         mont_t one_plain = zero();

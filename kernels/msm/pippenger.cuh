@@ -1,5 +1,13 @@
 // Pippenger multi-scalar multiplication, generic over the point type.
 //
+// Bucket sets: window w's digits go to bucket set w % wset and use copy
+// w / wset of the bases, copy k being 2^(c wset k) times them. Plain bases
+// have one copy (wset = nwin: a bucket set per window); a precomputed table
+// (msm_precompute) has F copies per base, stored base-major (index b F + k),
+// and wset = ceil(nwin / F) sets: every term still costs one addition per
+// window, but the running-sum reduction runs over wset sets instead of nwin,
+// which makes larger windows (fewer additions) pay.
+//
 // Pass structure (host drives, one stream):
 //   1. msm_prepare   per scalar: density -> base index, Montgomery -> canonical,
 //                    scalars 0 (dropped) and 1 (flagged for a plain sum) taken
@@ -69,7 +77,7 @@ __device__ __forceinline__ int next_digit(const fr_t& s, u32 w, u32 c, u32& carr
 }
 
 extern "C" __global__ void msm_prepare(const fr_t* __restrict__ scalars, u32 n, const u64* __restrict__ density,
-                                       const u32* __restrict__ dens_prefix, u32 c, u32 nwin,
+                                       const u32* __restrict__ dens_prefix, u32 c, u32 nwin, u32 wset,
                                        fr_t* __restrict__ canon, u32* __restrict__ bidx, u32* __restrict__ counts) {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -87,9 +95,10 @@ extern "C" __global__ void msm_prepare(const fr_t* __restrict__ scalars, u32 n, 
     store16(canon + i, s);
     u32 K = 1u << (c - 1);
     u32 carry = 0;
-    for (u32 w = 0; w < nwin; w++) {
+    for (u32 w = 0, set = 0; w < nwin; w++) {
         int d = next_digit(s, w, c, carry);
-        if (d != 0) atomicAdd(&counts[w * K + (u32)(d < 0 ? -d : d) - 1], 1u);
+        if (d != 0) atomicAdd(&counts[set * K + (u32)(d < 0 ? -d : d) - 1], 1u);
+        if (++set == wset) set = 0;
     }
 }
 
@@ -97,7 +106,8 @@ extern "C" __global__ void msm_prepare(const fr_t* __restrict__ scalars, u32 n, 
 // several launches, so that one launch's bucket cursors and entries stay
 // within a smaller part of memory).
 extern "C" __global__ void msm_scatter(const fr_t* __restrict__ canon, const u32* __restrict__ bidx, u32 n, u32 c,
-                                       u32 w_lo, u32 w_hi, u32* __restrict__ cursor, u64* __restrict__ entries) {
+                                       u32 w_lo, u32 w_hi, u32 wset, u32 stride, u32* __restrict__ cursor,
+                                       u64* __restrict__ entries) {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     u32 b = bidx[i];
@@ -105,13 +115,19 @@ extern "C" __global__ void msm_scatter(const fr_t* __restrict__ canon, const u32
     fr_t s = load16(canon + i);
     u32 K = 1u << (c - 1);
     u32 carry = 0;
-    for (u32 w = 0; w < w_hi; w++) {
+    // table index of the copy window w uses (the host keeps b stride + copy < 2^31)
+    u32 point = b * stride;
+    for (u32 w = 0, set = 0; w < w_hi; w++) {
         int d = next_digit(s, w, c, carry);
         if (d != 0 && w >= w_lo) {
-            u32 key = w * K + (u32)(d < 0 ? -d : d) - 1;
+            u32 key = set * K + (u32)(d < 0 ? -d : d) - 1;
             u32 pos = atomicAdd(&cursor[key], 1u);
             // one 8-byte write: bucket key above, base index | negate flag below
-            entries[pos] = ((u64)key << 32) | (u64)(b | (d < 0 ? MSM_ONE_FLAG : 0u));
+            entries[pos] = ((u64)key << 32) | (u64)(point | (d < 0 ? MSM_ONE_FLAG : 0u));
+        }
+        if (++set == wset) {
+            set = 0;
+            point++;
         }
     }
 }
@@ -355,17 +371,61 @@ __device__ __forceinline__ void msm_sum_groups_impl(const X* __restrict__ in, u3
 
 // Partial sums of the bases whose scalar is 1, F scalars per thread.
 template <class A, class X>
-__device__ __forceinline__ void msm_ones_impl(const A* __restrict__ bases, const u32* __restrict__ bidx, u32 n,
-                                              u32 F, X* __restrict__ out, u32 T) {
+__device__ __forceinline__ void msm_ones_impl(const A* __restrict__ bases, u32 stride, const u32* __restrict__ bidx,
+                                              u32 n, u32 F, X* __restrict__ out, u32 T) {
     u32 t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= T) return;
     u32 lo = t * F, hi = min(lo + F, n);
     X acc = X::inf();
     for (u32 i = lo; i < hi; i++) {
         u32 b = bidx[i];
-        if (b != MSM_NONE && (b & MSM_ONE_FLAG)) acc.add_affine(load16(bases + (b & 0x7fffffffu)));
+        if (b != MSM_NONE && (b & MSM_ONE_FLAG)) acc.add_affine(load16(bases + (u64)(b & 0x7fffffffu) * stride));
     }
     store16(out + t, acc);
+}
+
+// The table of precomputed copies for bases[0, n) (a chunk of a larger set:
+// the host offsets the pointers): table[i F + k] = 2^(shift k) bases[i] in
+// affine form, k < F. Each thread doubles its base (F - 1) shift times in XYZZ,
+// keeping the copies and the running product of their ZZZ in tmp / tmp_prod
+// ((F - 1) each per thread), then turns all of them affine with one inversion
+// (x = X (ZZ / ZZZ)^2, y = Y / ZZZ). The group has prime order, so no multiple
+// of a base other than the identity is the identity.
+template <class A, class X, class Fe>
+__device__ __forceinline__ void msm_precompute_impl(const A* __restrict__ bases, u32 n, u32 F, u32 shift,
+                                                    A* __restrict__ table, X* __restrict__ tmp,
+                                                    Fe* __restrict__ tmp_prod) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    A p = load16(bases + i);
+    A* row = table + (u64)i * F;
+    store16(row, p);
+    if (F == 1) return;
+    if (p.is_inf()) {
+        for (u32 k = 1; k < F; k++) store16(row + k, p);
+        return;
+    }
+    X* pts = tmp + (u64)i * (F - 1);
+    Fe* prods = tmp_prod + (u64)i * (F - 1);
+    X acc = X::from_affine(p);
+    Fe prod = Fe::one();
+    for (u32 k = 1; k < F; k++) {
+        for (u32 s = 0; s < shift; s++) acc.dbl();
+        pts[k - 1] = acc;
+        prod = prod * acc.ZZZ;
+        prods[k - 1] = prod;
+    }
+    Fe inv = prod.inverse();  // 1 / (ZZZ_1 ... ZZZ_(F-1))
+    for (u32 k = F - 1; k >= 1; k--) {
+        X q = pts[k - 1];
+        Fe zzz_inv = k > 1 ? inv * prods[k - 2] : inv;
+        inv = inv * q.ZZZ;
+        Fe t = q.ZZ * zzz_inv;  // ZZ / ZZZ, whose square is 1 / ZZ
+        A r;
+        r.x = q.X * t.sqr();
+        r.y = q.Y * zzz_inv;
+        store16(row + k, r);
+    }
 }
 
 template <class X, class J>
@@ -396,9 +456,14 @@ __device__ __forceinline__ void msm_to_jacobian_impl(const X* __restrict__ in, u
                                                   G##_xyzz_t* out, u32 len2) {                                    \
         msm_sum_groups_impl(in, groups, len, F, out, len2);                                                       \
     }                                                                                                             \
-    extern "C" __global__ void G##_msm_ones(const G##_affine_t* bases, const u32* bidx, u32 n, u32 F,             \
-                                            G##_xyzz_t* out, u32 T) {                                             \
-        msm_ones_impl(bases, bidx, n, F, out, T);                                                                 \
+    extern "C" __global__ void G##_msm_ones(const G##_affine_t* bases, u32 stride, const u32* bidx, u32 n,        \
+                                            u32 F, G##_xyzz_t* out, u32 T) {                                      \
+        msm_ones_impl(bases, stride, bidx, n, F, out, T);                                                         \
+    }                                                                                                             \
+    extern "C" __global__ void G##_msm_precompute(const G##_affine_t* bases, u32 n, u32 F, u32 shift,             \
+                                                  G##_affine_t* table, G##_xyzz_t* tmp,                           \
+                                                  decltype(G##_affine_t::x)* tmp_prod) {                          \
+        msm_precompute_impl(bases, n, F, shift, table, tmp, tmp_prod);                                            \
     }                                                                                                             \
     extern "C" __global__ void G##_msm_to_jacobian(const G##_xyzz_t* in, u32 n, G##_jacobian_t* out) {            \
         msm_to_jacobian_impl(in, n, out);                                                                         \

@@ -234,12 +234,11 @@ impl<D: DeviceApi> GpuBackend<D> {
                     "the device context was rebuilt; prepare the bases again"
                 }
                 Err(again) => {
+                    log::warn!("{}: opening a new device context failed: {again}", D::NAME);
                     return Error::DeviceLost {
                         backend: D::NAME,
-                        message: format!(
-                            "{e} (a new device context could not be opened either: {again})"
-                        ),
-                    }
+                        message: format!("{e} (a new device context could not be opened either)"),
+                    };
                 }
             }
         };

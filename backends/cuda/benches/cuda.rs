@@ -4,6 +4,8 @@
 //! - g1_msm/{20,22,24}: G1 MSM of 2^k uniform random scalars, bases resident on
 //!   the device, scalars (Montgomery form) uploaded from host memory inside the
 //!   timed call, result back on the host.
+//! - g1_msm_precomputed/{20,22,24}: the same with the bases as a table of
+//!   precomputed copies (CudaBackend::set_precompute), made before timing.
 //! - ntt/{20,24}: forward NTT of 2^k elements already on the device.
 //! - g2_msm/{18,20}: the same over G2.
 //! - compute_h/{20,24}: the whole H computation, transfers included.
@@ -81,8 +83,9 @@ fn benches(c: &mut Criterion) {
     if let Some(&top) = logs.last() {
         let n = 1usize << top;
         let bases = random_bases(&mut rng, n);
-        let d_bases = gpu.upload_g1_bases(&bases).expect("upload bases");
-        drop(bases);
+        let d_bases = gpu
+            .upload_g1_bases_with_copies(&bases, 1)
+            .expect("upload bases");
         let scalars: Vec<blst_fr> = (0..n).map(|_| random_fr_mont(&mut rng)).collect();
         let mut g = c.benchmark_group("g1_msm");
         g.sample_size(10)
@@ -95,6 +98,37 @@ fn benches(c: &mut Criterion) {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
                         let (_, t) = gpu.time(|g| g.msm_g1(&d_bases, s, None)).expect("msm");
+                        total += t;
+                    }
+                    total
+                })
+            });
+        }
+        g.finish();
+        drop(d_bases);
+
+        // The same on tables of precomputed copies, each of the shape the cost
+        // model picks for its size (made before timing, as at parameter load).
+        let mut g = c.benchmark_group("g1_msm_precomputed");
+        g.sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(4));
+        for &l in &logs {
+            let t = std::time::Instant::now();
+            let table = gpu
+                .upload_g1_bases_with_copies(&bases[..1 << l], 64)
+                .expect("upload table");
+            eprintln!(
+                "g1_msm_precomputed/{l}: table of (copies, c) = {:?} made in {:.2?}",
+                table.copies(),
+                t.elapsed()
+            );
+            let s = &scalars[..1 << l];
+            g.bench_with_input(BenchmarkId::from_parameter(l), &l, |b, _| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let (_, t) = gpu.time(|g| g.msm_g1(&table, s, None)).expect("msm");
                         total += t;
                     }
                     total

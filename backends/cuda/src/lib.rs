@@ -157,6 +157,7 @@ struct CurveKernels {
     sum_groups: CudaFunction,
     ones: CudaFunction,
     to_jacobian: CudaFunction,
+    precompute: CudaFunction,
 }
 
 #[derive(Clone, Copy)]
@@ -178,6 +179,12 @@ impl Curve {
     fn jac_words(self) -> usize {
         3 * self.fe_words()
     }
+    fn bases_name(self) -> &'static str {
+        match self {
+            Curve::G1 => "G1 bases",
+            Curve::G2 => "G2 bases",
+        }
+    }
 }
 
 /// A CUDA device with the crossgroth kernels loaded. `Send + Sync`; calls from
@@ -198,6 +205,8 @@ pub struct CudaBackend {
     twiddle_cache: Mutex<TwiddleCache>,
     /// The device's default memory pool (see retain_freed_memory).
     pool: Option<usize>,
+    /// Most precomputed copies per base that uploads make (1: none).
+    precompute: std::sync::atomic::AtomicU32,
 }
 
 macro_rules! launch {
@@ -247,27 +256,39 @@ fn retain_freed_memory(ctx: &Arc<CudaContext>, total: usize) -> Option<usize> {
         return None;
     }
     let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-    let mut keep: u64 = match std::env::var("CROSSGROTH_CUDA_POOL_KEEP_MIB")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    {
-        Some(mib) => mib << 20,
-        None => (total as u64 / 8).min(8 << 30),
-    };
-    // SAFETY: out-pointers to locals; the device handle comes from the context.
+    // SAFETY: out-pointer to a local; the device handle comes from the context.
     unsafe {
         if sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) != sys::CUresult::CUDA_SUCCESS
         {
             return None;
         }
-        let attr = sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
-        if sys::cuMemPoolSetAttribute(pool, attr, &mut keep as *mut u64 as *mut std::ffi::c_void)
-            != sys::CUresult::CUDA_SUCCESS
-        {
-            return None;
-        }
     }
-    Some(pool as usize)
+    set_pool_threshold(pool as usize, pool_keep(total)).then_some(pool as usize)
+}
+
+/// Bytes of freed memory the pool keeps for reuse (see retain_freed_memory).
+fn pool_keep(total: usize) -> u64 {
+    match std::env::var("CROSSGROTH_CUDA_POOL_KEEP_MIB")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        Some(mib) => mib << 20,
+        None => (total as u64 / 8).min(8 << 30),
+    }
+}
+
+/// Sets the pool's release threshold; false if the driver refused.
+fn set_pool_threshold(pool: usize, mut bytes: u64) -> bool {
+    use cudarc::driver::sys;
+    let attr = sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+    // SAFETY: the device's default pool, which lives as long as the driver.
+    unsafe {
+        sys::cuMemPoolSetAttribute(
+            pool as sys::CUmemoryPool,
+            attr,
+            &mut bytes as *mut u64 as *mut std::ffi::c_void,
+        ) == sys::CUresult::CUDA_SUCCESS
+    }
 }
 
 /// Loads the kernels: the sm_90 cubin on compute capability 9.0, else (or if the
@@ -358,6 +379,7 @@ impl CudaBackend {
                 sum_groups: f(&format!("{p}_msm_sum_groups"))?,
                 ones: f(&format!("{p}_msm_ones"))?,
                 to_jacobian: f(&format!("{p}_msm_to_jacobian"))?,
+                precompute: f(&format!("{p}_msm_precompute"))?,
             })
         };
         let k = Kernels {
@@ -386,7 +408,28 @@ impl CudaBackend {
             staging: Mutex::new(None),
             twiddle_cache: Mutex::new(std::collections::HashMap::new()),
             pool,
+            precompute: std::sync::atomic::AtomicU32::new(precompute_from_env()),
         })
+    }
+
+    /// Lets uploads of bases keep up to `max_copies` points per base (1: off,
+    /// the default; CROSSGROTH_CUDA_PRECOMPUTE sets it when the backend opens).
+    ///
+    /// Copy k of a base is 2^(c w k) times it, so an MSM puts the digits of
+    /// several windows into one set of buckets: each term still costs one
+    /// addition a window, but the bucket reduction runs once per set instead
+    /// of once per window, and larger windows (fewer additions) pay. The copies
+    /// cost device memory (`max_copies` times the bases, at most what fits
+    /// beside an MSM's working buffers) and a precomputation when the bases
+    /// are uploaded (once per parameter set).
+    pub fn set_precompute(&self, max_copies: u32) {
+        self.precompute
+            .store(max_copies.max(1), std::sync::atomic::Ordering::Release);
+    }
+
+    /// The most precomputed copies per base that uploads make.
+    pub fn precompute(&self) -> u32 {
+        self.precompute.load(std::sync::atomic::Ordering::Acquire)
     }
 
     pub fn info(&self) -> &DeviceInfo {
@@ -421,6 +464,30 @@ impl CudaBackend {
         self.ctx
             .mem_get_info()
             .map_err(|e| CudaError::driver("cuMemGetInfo", e))
+    }
+
+    /// The pool's release threshold counts memory in use too: once resident
+    /// bases (a table of precomputed copies: 19 GiB for 2^24 G1 bases) pass it,
+    /// the pool would unmap every MSM's freed scratch at each synchronisation
+    /// and map it again for the next (+3.4 ms of allocation and a slower
+    /// scatter at 2^24 on the H200). Called after resident uploads: keeps what
+    /// is in use now plus the usual reserve.
+    fn keep_pool_above_resident(&self) {
+        use cudarc::driver::sys;
+        let Some(pool) = self.pool else { return };
+        let mut used: u64 = 0;
+        let attr = sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
+        // SAFETY: out-pointer to a local u64 (the attribute's type).
+        let ok = unsafe {
+            sys::cuMemPoolGetAttribute(
+                pool as sys::CUmemoryPool,
+                attr,
+                &mut used as *mut u64 as *mut std::ffi::c_void,
+            )
+        } == sys::CUresult::CUDA_SUCCESS;
+        if ok {
+            set_pool_threshold(pool, used + pool_keep(self.info.total_memory));
+        }
     }
 
     fn guard(&self) -> std::sync::MutexGuard<'_, ()> {
@@ -496,4 +563,13 @@ impl CudaBackend {
             .map_err(|e| CudaError::launch("fault_for_tests", e))?;
         self.sync("fault_for_tests")
     }
+}
+
+/// CROSSGROTH_CUDA_PRECOMPUTE: the most precomputed copies per base (1 when
+/// unset or not a number).
+fn precompute_from_env() -> u32 {
+    std::env::var("CROSSGROTH_CUDA_PRECOMPUTE")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .map_or(1, |v| v.clamp(1, 64))
 }

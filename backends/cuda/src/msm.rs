@@ -102,17 +102,115 @@ fn model_window_bits(n: usize) -> u32 {
         .unwrap_or(16)
 }
 
+/// Resident bases as the MSM reads them: `copies` points per base, base-major
+/// (index b copies + k), copy k being 2^(c wset k) times the base, where wset
+/// = ceil(ceil(256 / c) / copies). One copy: plain bases (c unused).
+#[derive(Clone, Copy)]
+pub(crate) struct BaseTable<'a> {
+    pub buf: &'a CudaSlice<u64>,
+    pub len: usize,
+    pub copies: u32,
+    pub c: u32,
+}
+
+/// How an MSM cuts its scalars: c-bit windows, nwin of them, whose digits go
+/// to wset bucket sets (window w to set w % wset, with copy w / wset of each
+/// base); point indices are b * stride + copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WindowPlan {
+    pub c: u32,
+    pub nwin: u32,
+    pub wset: u32,
+    pub stride: u32,
+}
+
+/// Modelled cost (ns) of an MSM of n terms in c-bit windows with wset bucket
+/// sets: every term costs one addition a window, every bucket of every set two
+/// in the running sums (see window_bits).
+fn plan_cost(n: usize, c: u32, wset: u32) -> f64 {
+    const NS_PER_TERM_WINDOW: f64 = 0.54;
+    const NS_PER_BUCKET: f64 = 1.6;
+    let windows = 256u32.div_ceil(c) as f64;
+    windows * n as f64 * NS_PER_TERM_WINDOW + wset as f64 * (1u64 << (c - 1)) as f64 * NS_PER_BUCKET
+}
+
+/// Largest window a precomputed table is made for: one set of 2^23 buckets
+/// (the counters, 32 MiB, still fit the H200's L2 cache).
+const MAX_TABLE_C: u32 = 24;
+
+/// The window size and number of copies a table of precomputed bases for MSMs
+/// of n terms should have, with at most `max_copies` copies (memory): the c
+/// that minimises the modelled cost, and no more copies than that c needs.
+/// (c, 1) when copies do not pay.
+pub(crate) fn table_shape(n: usize, max_copies: u32) -> (u32, u32) {
+    if let Some(c) = std::env::var("CROSSGROTH_CUDA_TABLE_C")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+    {
+        // for tuning: this window size, as few sets as max_copies allows
+        let c = c.clamp(4, MAX_TABLE_C);
+        let nwin = 256u32.div_ceil(c);
+        let wset = nwin.div_ceil(max_copies.clamp(1, nwin));
+        return (c, nwin.div_ceil(wset));
+    }
+    let plain = model_window_bits(n);
+    let mut best = (plan_cost(n, plain, 256u32.div_ceil(plain)), plain, 1u32);
+    if max_copies > 1 {
+        for c in 4..=MAX_TABLE_C {
+            let nwin = 256u32.div_ceil(c);
+            let wset = nwin.div_ceil(max_copies.min(nwin));
+            let cost = plan_cost(n, c, wset);
+            if cost < best.0 {
+                best = (cost, c, nwin.div_ceil(wset));
+            }
+        }
+    }
+    (best.1, best.2)
+}
+
+impl WindowPlan {
+    /// The plan for an MSM of `n` effective terms over `table`: its copies
+    /// where they beat plain windows in the cost model, else plain windows
+    /// (copy 0 of each base). CROSSGROTH_CUDA_MSM_C forces plain windows of
+    /// that size.
+    pub(crate) fn choose(n: usize, copies: u32, table_c: u32) -> Self {
+        let c = window_bits(n);
+        let plain = WindowPlan {
+            c,
+            nwin: 256u32.div_ceil(c),
+            wset: 256u32.div_ceil(c),
+            stride: copies.max(1),
+        };
+        if copies <= 1 || std::env::var_os("CROSSGROTH_CUDA_MSM_C").is_some() {
+            return plain;
+        }
+        let nwin = 256u32.div_ceil(table_c);
+        let copied = WindowPlan {
+            c: table_c,
+            nwin,
+            wset: nwin.div_ceil(copies),
+            stride: copies,
+        };
+        if plan_cost(n, copied.c, copied.wset) < plan_cost(n, plain.c, plain.wset) {
+            copied
+        } else {
+            plain
+        }
+    }
+}
+
 impl CudaBackend {
-    /// Runs the device MSM; returns Jacobian words: a dummy point, the nwin
-    /// window sums, then the sum of the bases whose scalar is 1.
+    /// Runs the device MSM; returns Jacobian words (a dummy point, the wset
+    /// bucket sets' sums, then the sum of the bases whose scalar is 1) and the
+    /// window size, by which the host weighs set s with 2^(c s).
     pub(crate) fn msm(
         &self,
         curve: Curve,
-        bases: &CudaSlice<u64>,
-        n_bases: usize,
+        table: BaseTable<'_>,
         scalars: &[blst_fr],
         density: Option<&[u64]>,
-    ) -> Result<Vec<u64>, CudaError> {
+    ) -> Result<(Vec<u64>, u32), CudaError> {
+        let (bases, n_bases) = (table.buf, table.len);
         let n = scalars.len();
         let jw = curve.jac_words();
         let xw = curve.xyzz_words();
@@ -154,15 +252,20 @@ impl CudaBackend {
                 Some(p)
             }
         };
-        if n >= (u32::MAX / 2) as usize || n_bases >= (u32::MAX / 2) as usize {
+        if n >= (u32::MAX / 2) as usize
+            || n_bases.saturating_mul(table.copies.max(1) as usize) >= (u32::MAX / 2) as usize
+        {
             return Err(CudaError::InvalidInput(format!(
                 "MSM of {n} terms is too large"
             )));
         }
-        let c = window_bits(effective_terms(n, density));
+        let plan = WindowPlan::choose(effective_terms(n, density), table.copies, table.c);
+        let c = plan.c;
         let k_per_win = 1usize << (c - 1);
-        let nwin = 256usize.div_ceil(c as usize);
-        let nb = nwin * k_per_win;
+        let nwin = plan.nwin as usize;
+        // bucket sets: what the reduction and the host see as windows
+        let nsets = plan.wset as usize;
+        let nb = nsets * k_per_win;
         let max_entries = nwin * n;
         if max_entries >= u32::MAX as usize {
             return Err(CudaError::InvalidInput(format!(
@@ -193,6 +296,9 @@ impl CudaBackend {
         let n32 = n as u32;
         let c32 = c;
         let nwin32 = nwin as u32;
+        let wset32 = plan.wset;
+        let stride32 = plan.stride;
+        let nsets32 = nsets as u32;
         let nb32 = nb as u32;
         let k32 = k_per_win as u32;
 
@@ -226,22 +332,22 @@ impl CudaBackend {
             .map_err(|e| CudaError::alloc("buckets", nb * xw * 8, e))?;
         let mut heads = self.alloc_u64(nchunks * xw, "chunk partials")?;
         let mut heads2 = self.alloc_u64(nchunks.div_ceil(l1 as usize) * xw, "chunk partials")?;
-        let mut segs = self.alloc_u64(nwin * nseg * xw, "bucket segments")?;
-        let mut tmp = self.alloc_u64(nwin * nseg.div_ceil(32).max(1) * xw, "window partials")?;
-        // Output: [dummy, nwin windows, ones]
+        let mut segs = self.alloc_u64(nsets * nseg * xw, "bucket segments")?;
+        let mut tmp = self.alloc_u64(nsets * nseg.div_ceil(32).max(1) * xw, "window partials")?;
+        // Output: [dummy, nsets set sums, ones]
         let mut out = self
             .stream
-            .alloc_zeros::<u64>((nwin + 2) * jw)
+            .alloc_zeros::<u64>((nsets + 2) * jw)
             .map_err(|e| CudaError::alloc("MSM out", 0, e))?;
         prof.mark("alloc");
 
         if n > 0 {
             match (&d_density, &d_prefix) {
                 (Some(d), Some(p)) => {
-                    launch!(self, self.k.msm_prepare, n, 256; &d_scalars, &n32, d, p, &c32, &nwin32, &mut canon, &mut bidx, &mut counts)
+                    launch!(self, self.k.msm_prepare, n, 256; &d_scalars, &n32, d, p, &c32, &nwin32, &wset32, &mut canon, &mut bidx, &mut counts)
                 }
                 _ => {
-                    launch!(self, self.k.msm_prepare, n, 256; &d_scalars, &n32, &null, &null, &c32, &nwin32, &mut canon, &mut bidx, &mut counts)
+                    launch!(self, self.k.msm_prepare, n, 256; &d_scalars, &n32, &null, &null, &c32, &nwin32, &wset32, &mut canon, &mut bidx, &mut counts)
                 }
             }
         }
@@ -260,7 +366,7 @@ impl CudaBackend {
             let per_launch = scatter_windows();
             for w_lo in (0..nwin32).step_by(per_launch as usize) {
                 let w_hi = w_lo.saturating_add(per_launch).min(nwin32);
-                launch!(self, self.k.msm_scatter, n, 256; &canon, &bidx, &n32, &c32, &w_lo, &w_hi, &mut cursor, &mut entries);
+                launch!(self, self.k.msm_scatter, n, 256; &canon, &bidx, &n32, &c32, &w_lo, &w_hi, &wset32, &stride32, &mut cursor, &mut entries);
             }
             prof.mark("scatter");
             launch!(self, ck.accumulate, nchunks, 128; bases, &entries, &offsets, &nb32, &l_chunk, &mut buckets, &mut heads);
@@ -284,7 +390,7 @@ impl CudaBackend {
             }
         }
         prof.mark("levels");
-        launch!(self, ck.bucket_reduce, nwin * nseg, 64; &buckets, &k32, &nwin32, &seg, &mut segs);
+        launch!(self, ck.bucket_reduce, nsets * nseg, 64; &buckets, &k32, &nsets32, &seg, &mut segs);
         prof.mark("bucket_reduce");
         // Reduce each window's nseg segment sums to one point.
         let mut len = nseg as u32;
@@ -293,17 +399,17 @@ impl CudaBackend {
             let f: u32 = len.min(32);
             let len2 = len.div_ceil(f);
             if src_is_segs {
-                launch!(self, ck.sum_groups, nwin as u32 * len2, 64; &segs, &nwin32, &len, &f, &mut tmp, &len2);
+                launch!(self, ck.sum_groups, nsets32 * len2, 64; &segs, &nsets32, &len, &f, &mut tmp, &len2);
             } else {
-                launch!(self, ck.sum_groups, nwin as u32 * len2, 64; &tmp, &nwin32, &len, &f, &mut segs, &len2);
+                launch!(self, ck.sum_groups, nsets32 * len2, 64; &tmp, &nsets32, &len, &f, &mut segs, &len2);
             }
             src_is_segs = !src_is_segs;
             len = len2;
         }
         {
             let src = if src_is_segs { &segs } else { &tmp };
-            let mut dst = out.slice_mut(jw..(nwin + 1) * jw);
-            launch!(self, ck.to_jacobian, nwin, 64; src, &nwin32, &mut dst);
+            let mut dst = out.slice_mut(jw..(nsets + 1) * jw);
+            launch!(self, ck.to_jacobian, nsets, 64; src, &nsets32, &mut dst);
         }
         prof.mark("window_sums");
         // Sum of the bases whose scalar is 1.
@@ -312,7 +418,7 @@ impl CudaBackend {
             let t = (n as u32).div_ceil(f);
             let mut a = self.alloc_u64(t as usize * xw, "ones partials")?;
             let mut b = self.alloc_u64((t as usize).div_ceil(32) * xw, "ones partials")?;
-            launch!(self, ck.ones, t, 64; bases, &bidx, &n32, &f, &mut a, &t);
+            launch!(self, ck.ones, t, 64; bases, &stride32, &bidx, &n32, &f, &mut a, &t);
             let mut len = t;
             let mut in_a = true;
             let one: u32 = 1;
@@ -328,7 +434,7 @@ impl CudaBackend {
                 len = len2;
             }
             let src = if in_a { &a } else { &b };
-            let mut dst = out.slice_mut((nwin + 1) * jw..(nwin + 2) * jw);
+            let mut dst = out.slice_mut((nsets + 1) * jw..(nsets + 2) * jw);
             launch!(self, ck.to_jacobian, 1, 32; src, &one, &mut dst);
         }
         prof.mark("ones");
@@ -339,19 +445,20 @@ impl CudaBackend {
         prof.mark("download");
         self.sync("MSM")?;
         prof.report(&format!(
-            "{} MSM n={n} c={c} nwin={nwin} L={l_chunk}/{l1}",
+            "{} MSM n={n} c={c} nwin={nwin} sets={nsets} copies={} L={l_chunk}/{l1}",
             if matches!(curve, Curve::G1) {
                 "G1"
             } else {
                 "G2"
-            }
+            },
+            table.copies,
         ));
         drop((
             d_scalars, d_density, d_prefix, canon, bidx, counts, offsets, cursor, entries,
         ));
         drop((tile_sums, tile_offsets, tile_cursor));
         drop((buckets, heads, heads2, segs, tmp));
-        Ok(words)
+        Ok((words, c))
     }
 }
 
@@ -379,7 +486,49 @@ pub(crate) fn effective_terms(n: usize, density: Option<&[u64]>) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::model_window_bits;
+    use super::{model_window_bits, table_shape, WindowPlan};
+
+    #[test]
+    fn copies_are_used_where_the_model_says_they_pay() {
+        // a full table for 8-bit windows: one bucket set
+        let p = WindowPlan::choose(1000, 32, 8);
+        assert_eq!((p.c, p.nwin, p.wset, p.stride), (8, 32, 1, 32));
+        // three copies: windows w, w + 11, w + 22 share a set
+        let p = WindowPlan::choose(1000, 3, 8);
+        assert_eq!((p.c, p.nwin, p.wset, p.stride), (8, 32, 11, 3));
+        // copies for 16-bit windows do not pay for 5000 terms: plain windows
+        // over copy 0 (stride 2)
+        let p = WindowPlan::choose(5000, 2, 16);
+        assert_eq!((p.wset, p.stride), (p.nwin, 2));
+        assert!(p.c < 16);
+        // plain bases
+        let p = WindowPlan::choose(1 << 20, 1, 0);
+        assert_eq!((p.c, p.wset, p.stride), (16, 16, 1));
+    }
+
+    #[test]
+    fn table_shapes_follow_the_cost_model() {
+        // no copies allowed: the plain window
+        assert_eq!(table_shape(1 << 24, 1), (20, 1));
+        // full tables: one bucket set, larger windows
+        assert_eq!(table_shape(1 << 24, 64), (22, 12));
+        assert_eq!(table_shape(1 << 20, 64), (20, 13));
+        // a table never has more copies than its windows need
+        for lg in 4..28 {
+            for max in [2, 3, 5, 16, 64] {
+                let (c, copies) = table_shape(1 << lg, max);
+                let nwin = 256u32.div_ceil(c);
+                assert!(
+                    copies <= max && copies <= nwin,
+                    "2^{lg}, {max}: ({c}, {copies})"
+                );
+                if copies > 1 {
+                    let wset = nwin.div_ceil(copies);
+                    assert_eq!(nwin.div_ceil(wset), copies, "2^{lg}, {max}: spare copies");
+                }
+            }
+        }
+    }
 
     #[test]
     fn window_size_grows_with_the_msm_and_stops_at_20() {

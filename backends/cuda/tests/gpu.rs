@@ -407,6 +407,176 @@ fn t12_msm_g1_density() {
     assert!(unsafe { blst_p1_is_inf(&got) });
 }
 
+/// Tables of precomputed copies (CudaBackend::upload_*_bases_with_shape and
+/// _with_copies): one bucket set for all windows, several, and plain windows
+/// over copy 0 of a table whose copies do not pay, on random and edge-case
+/// inputs, with and without a density.
+#[test]
+fn t15_msm_g1_precomputed_tables() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    let check =
+        |bases: &[blst_p1_affine], scalars: &[blst_fr], density: Option<&[u64]>, what: &str| {
+            let sel: Vec<blst_fr> = match density {
+                None => scalars.to_vec(),
+                Some(d) => (0..scalars.len())
+                    .filter(|&i| (d[i / 64] >> (i % 64)) & 1 == 1)
+                    .map(|i| scalars[i])
+                    .collect(),
+            };
+            let want = if sel.len() > 3000 {
+                g1_pippenger(&bases[..sel.len()], &sel)
+            } else {
+                g1_naive(&bases[..sel.len()], &sel)
+            };
+            // (copies, c): one set (8-bit windows: 32 of them), 11 sets, and a
+            // table whose 16-bit copies the model declines (plain, stride 2)
+            for (copies, c) in [(32u32, 8u32), (3, 8), (2, 16), (1, 8)] {
+                let d = gpu
+                    .upload_g1_bases_with_shape(bases, copies, c)
+                    .expect("upload table");
+                assert_eq!(
+                    d.copies(),
+                    if copies > 1 && !bases.is_empty() {
+                        (copies, c)
+                    } else {
+                        (1, 0)
+                    }
+                );
+                let got = gpu.msm_g1(&d, scalars, density).expect("msm_g1 on a table");
+                assert!(
+                    g1_eq(&got, &want),
+                    "G1 MSM on a table of {copies} copies for {c}-bit windows: {what} (n = {})",
+                    scalars.len()
+                );
+            }
+            eprintln!("ok G1 tables {what}: n = {}", scalars.len());
+        };
+    for &n in &[1usize, 2, 7, 100, 2049, 5000] {
+        let bases = g1_points(&mut rng, n);
+        let scalars: Vec<blst_fr> = (0..n).map(|_| fr_random(&mut rng)).collect();
+        check(&bases, &scalars, None, "random");
+    }
+    let n = 600;
+    let mut bases = g1_points(&mut rng, n);
+    let m1 = fr_minus_one();
+    check(&bases, &vec![fr_zero(); n], None, "all zero");
+    check(&bases, &vec![fr_u64(1); n], None, "all one");
+    check(&bases, &vec![m1; n], None, "all p-1");
+    let mixed: Vec<blst_fr> = (0..n)
+        .map(|i| match i % 5 {
+            0 => fr_zero(),
+            1 => fr_u64(1),
+            2 => m1,
+            3 => fr_u64(rng.gen_range(2..1000)),
+            _ => fr_random(&mut rng),
+        })
+        .collect();
+    check(&vec![bases[0]; n], &mixed, None, "repeated base");
+    let mut pm = Vec::new();
+    for b in &bases[..n / 2] {
+        pm.push(*b);
+        pm.push(g1_neg(b));
+    }
+    check(&pm, &vec![fr_u64(77); n], None, "P and -P, equal scalars");
+    for i in (0..n).step_by(3) {
+        bases[i] = blst_p1_affine::default();
+    }
+    check(&bases, &mixed, None, "identity bases, mixed scalars");
+    // density: variables 0..nvars, the included ones use bases in order
+    let nvars: usize = 1500;
+    let mut words = vec![0u64; nvars.div_ceil(64)];
+    for i in 0..nvars {
+        if rng.gen_bool(0.4) {
+            words[i / 64] |= 1 << (i % 64);
+        }
+    }
+    let bases = g1_points(&mut rng, nvars);
+    let scalars: Vec<blst_fr> = (0..nvars).map(|_| fr_random(&mut rng)).collect();
+    check(&bases, &scalars, Some(&words), "density");
+    // empty bases
+    check(&[], &[], None, "empty");
+
+    // The shape the cost model picks for 2^20 + 3 bases (13 copies for 20-bit
+    // windows on a large device), against blst.
+    let n = (1 << 20) + 3;
+    let bases = g1_points(&mut rng, n);
+    let scalars: Vec<blst_fr> = (0..n).map(|_| fr_random(&mut rng)).collect();
+    let t = Instant::now();
+    let d = gpu.upload_g1_bases_with_copies(&bases, 64).expect("upload");
+    eprintln!(
+        "2^20 + 3 bases: table {:?} in {:.2?}",
+        d.copies(),
+        t.elapsed()
+    );
+    assert!(
+        d.copies().0 > 1,
+        "no copies made for 2^20 bases: {:?}",
+        d.copies()
+    );
+    let t = Instant::now();
+    let got = gpu.msm_g1(&d, &scalars, None).expect("msm_g1");
+    let gpu_t = t.elapsed();
+    assert!(
+        g1_eq(&got, &g1_pippenger(&bases, &scalars)),
+        "2^20 + 3 on the model's table"
+    );
+    eprintln!("ok G1 model table: n = {n} ({gpu_t:.2?})");
+}
+
+#[test]
+fn t21_msm_g2_precomputed_tables() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    let n = 300;
+    let mut bases = g2_points(&mut rng, n);
+    for i in (0..n).step_by(4) {
+        bases[i] = blst_p2_affine::default();
+    }
+    let scalars: Vec<blst_fr> = (0..n)
+        .map(|i| match i % 4 {
+            0 => fr_u64(1),
+            1 => fr_zero(),
+            2 => fr_minus_one(),
+            _ => fr_random(&mut rng),
+        })
+        .collect();
+    let want = g2_naive(&bases, &scalars);
+    for (copies, c) in [(32u32, 8u32), (5, 8), (2, 16)] {
+        let d = gpu
+            .upload_g2_bases_with_shape(&bases, copies, c)
+            .expect("upload table");
+        let got = gpu.msm_g2(&d, &scalars, None).expect("msm_g2 on a table");
+        assert!(
+            g2_eq(&got, &want),
+            "G2 MSM on a table of {copies} copies for {c}-bit windows"
+        );
+    }
+    // density
+    let nvars = 500;
+    let mut words = vec![0u64; 8];
+    let mut inc = Vec::new();
+    for i in 0..nvars {
+        if rng.gen_bool(0.4) {
+            words[i / 64] |= 1 << (i % 64);
+            inc.push(i);
+        }
+    }
+    let bases = g2_points(&mut rng, inc.len());
+    let scalars: Vec<blst_fr> = (0..nvars).map(|_| fr_random(&mut rng)).collect();
+    let d = gpu.upload_g2_bases_with_shape(&bases, 32, 8).unwrap();
+    let got = gpu.msm_g2(&d, &scalars, Some(&words)).unwrap();
+    let sel: Vec<blst_fr> = inc.iter().map(|&i| scalars[i]).collect();
+    assert!(
+        g2_eq(&got, &g2_naive(&bases, &sel)),
+        "G2 density mismatch on a table"
+    );
+    // a bad shape is an error, not a panic
+    assert!(gpu.upload_g2_bases_with_shape(&bases, 3, 30).is_err());
+    assert!(gpu.upload_g2_bases_with_shape(&bases, 0, 8).is_err());
+    eprintln!("ok G2 tables");
+}
+
 /// Bases left in host memory: the MSM streams them in chunks (set small here so
 /// that several chunks, and both device buffers, are used).
 #[test]
