@@ -496,7 +496,12 @@ fn t15_msm_g1_precomputed_tables() {
     check(&bases, &scalars, Some(&words), "density");
     // empty bases
     check(&[], &[], None, "empty");
+}
 
+#[test]
+fn t17_msm_g1_model_table_large() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
     // The shape the cost model picks for 2^20 + 3 bases (13 copies for 20-bit
     // windows on a large device), against blst.
     let n = (1 << 20) + 3;
