@@ -13,7 +13,7 @@ use std::sync::Arc;
 use blst::*;
 use cudarc::driver::{CudaSlice, CudaStream};
 
-use crate::msm::{table_shape, BaseTable};
+use crate::msm::BaseTable;
 use crate::{CudaBackend, CudaError, Curve, Staging};
 
 /// A second stream with its own pinned staging buffers, for uploads that run
@@ -27,7 +27,7 @@ pub(crate) struct CopyLane {
 pub type HostBases<T> = Arc<dyn AsRef<[T]> + Send + Sync>;
 
 /// Where a set of bases lives.
-enum Store<T> {
+pub(crate) enum Store<T> {
     /// Resident: `copies` points per base, made for windows of `c` bits (see
     /// msm::BaseTable; one copy: the plain bases).
     Device {
@@ -40,13 +40,13 @@ enum Store<T> {
 
 /// G1 bases (blst_p1_affine, identity = (0, 0)), resident or streamed.
 pub struct G1Bases {
-    store: Store<blst_p1_affine>,
-    len: usize,
+    pub(crate) store: Store<blst_p1_affine>,
+    pub(crate) len: usize,
 }
 /// G2 bases (blst_p2_affine, identity = (0, 0)), resident or streamed.
 pub struct G2Bases {
-    store: Store<blst_p2_affine>,
-    len: usize,
+    pub(crate) store: Store<blst_p2_affine>,
+    pub(crate) len: usize,
 }
 
 macro_rules! bases_accessors {
@@ -76,37 +76,12 @@ macro_rules! bases_accessors {
 bases_accessors!(G1Bases);
 bases_accessors!(G2Bases);
 
-/// The table an upload makes.
-#[derive(Clone, Copy)]
-enum Shape {
-    /// What the cost model picks for MSMs over all the bases, with at most
-    /// this many copies (1: plain bases).
-    Auto { max_copies: u32 },
-    /// Exactly these copies for c-bit windows.
-    Exact { copies: u32, c: u32 },
-}
-
-impl Shape {
-    fn exact(copies: u32, c: u32) -> Result<Self, CudaError> {
-        let nwin = 256u32.div_ceil(c.max(1));
-        if !(4..=24).contains(&c) || copies == 0 || copies > nwin {
-            return Err(CudaError::InvalidInput(format!(
-                "a table of {copies} copies for {c}-bit windows (c must be 4..=24, copies 1..={nwin})"
-            )));
-        }
-        Ok(Shape::Exact { copies, c })
-    }
-}
-
-/// Bases per launch of the precomputation (bounds its scratch memory).
-const PRECOMPUTE_CHUNK: usize = 1 << 18;
-
 /// Device bytes an MSM needs per term beside its bases: scalars in both forms,
 /// base indices, and one sorted entry per window (16 windows at the largest).
-const MSM_SCRATCH_PER_TERM: usize = 32 + 32 + 4 + 8 * 16;
+pub(crate) const MSM_SCRATCH_PER_TERM: usize = 32 + 32 + 4 + 8 * 16;
 
 /// The affine points as u64 words (`words` per point).
-fn as_words<T>(points: &[T], words: usize) -> &[u64] {
+pub(crate) fn as_words<T>(points: &[T], words: usize) -> &[u64] {
     debug_assert_eq!(std::mem::size_of::<T>(), words * 8);
     // SAFETY: blst's affine points are repr(C) arrays of u64 limbs with no padding
     // (checked above in debug builds).
@@ -114,7 +89,7 @@ fn as_words<T>(points: &[T], words: usize) -> &[u64] {
 }
 
 /// Bytes from an environment variable given in MiB.
-fn env_mib(name: &str) -> Option<usize> {
+pub(crate) fn env_mib(name: &str) -> Option<usize> {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
@@ -245,169 +220,6 @@ impl CudaBackend {
         self.upload_g2_bases_with_copies(bases, self.precompute())
     }
 
-    /// [`Self::upload_g1_bases`] with at most `max_copies` points per base.
-    pub fn upload_g1_bases_with_copies(
-        &self,
-        bases: &[blst_p1_affine],
-        max_copies: u32,
-    ) -> Result<G1Bases, CudaError> {
-        let shape = Shape::Auto { max_copies };
-        Ok(G1Bases {
-            store: self.upload_table(Curve::G1, as_words(bases, 12), bases.len(), shape)?,
-            len: bases.len(),
-        })
-    }
-
-    /// [`Self::upload_g2_bases`] with at most `max_copies` points per base.
-    pub fn upload_g2_bases_with_copies(
-        &self,
-        bases: &[blst_p2_affine],
-        max_copies: u32,
-    ) -> Result<G2Bases, CudaError> {
-        let shape = Shape::Auto { max_copies };
-        Ok(G2Bases {
-            store: self.upload_table(Curve::G2, as_words(bases, 24), bases.len(), shape)?,
-            len: bases.len(),
-        })
-    }
-
-    /// G1 bases with exactly `copies` copies made for windows of `c` bits
-    /// (4..=24), whatever the cost model would choose: for tests and tuning.
-    /// MSMs still use the copies only where the model says they pay.
-    pub fn upload_g1_bases_with_shape(
-        &self,
-        bases: &[blst_p1_affine],
-        copies: u32,
-        c: u32,
-    ) -> Result<G1Bases, CudaError> {
-        let shape = Shape::exact(copies, c)?;
-        Ok(G1Bases {
-            store: self.upload_table(Curve::G1, as_words(bases, 12), bases.len(), shape)?,
-            len: bases.len(),
-        })
-    }
-
-    /// G2 bases with exactly `copies` copies for `c`-bit windows; see
-    /// [`Self::upload_g1_bases_with_shape`].
-    pub fn upload_g2_bases_with_shape(
-        &self,
-        bases: &[blst_p2_affine],
-        copies: u32,
-        c: u32,
-    ) -> Result<G2Bases, CudaError> {
-        let shape = Shape::exact(copies, c)?;
-        Ok(G2Bases {
-            store: self.upload_table(Curve::G2, as_words(bases, 24), bases.len(), shape)?,
-            len: bases.len(),
-        })
-    }
-
-    /// Uploads `len` bases and, where copies are asked for (and, for
-    /// Shape::Auto, pay for MSMs over all of them and fit in memory), replaces
-    /// them by a table of precomputed copies.
-    fn upload_table<T>(
-        &self,
-        curve: Curve,
-        words: &[u64],
-        len: usize,
-        shape: Shape,
-    ) -> Result<Store<T>, CudaError> {
-        let what = curve.bases_name();
-        if let Shape::Exact { copies, .. } = shape {
-            if len.saturating_mul(copies as usize) >= (u32::MAX / 2) as usize {
-                return Err(CudaError::InvalidInput(format!(
-                    "{len} bases with {copies} copies each are too many"
-                )));
-            }
-        }
-        let plain = self.upload_bases(words, what)?;
-        let (c, copies) = match shape {
-            Shape::Auto { max_copies } => {
-                let point_bytes = 16 * curve.fe_words();
-                let fits = self.affordable_copies(len, point_bytes, curve);
-                // point indices (base * copies + copy) stay below 2^31
-                let indexable = ((u32::MAX / 2) as usize / len.max(1)).clamp(1, 64) as u32;
-                table_shape(len, max_copies.min(fits).min(indexable))
-            }
-            Shape::Exact { copies, c } => (c, copies),
-        };
-        if copies <= 1 || len == 0 {
-            self.keep_pool_above_resident();
-            return Ok(Store::Device {
-                buf: plain,
-                copies: 1,
-                c: 0,
-            });
-        }
-        let started = std::time::Instant::now();
-        let table = self.precompute_table(curve, &plain, len, copies, c)?;
-        drop(plain);
-        self.keep_pool_above_resident();
-        log::info!(
-            "{what}: {len} bases precomputed as {copies} copies for {c}-bit windows in {:.2} s",
-            started.elapsed().as_secs_f64()
-        );
-        Ok(Store::Device {
-            buf: table,
-            copies,
-            c,
-        })
-    }
-
-    /// How many copies of `len` bases fit in 90 % of the free device memory
-    /// beside the plain bases, the precomputation's scratch and an MSM's working
-    /// buffers over all of them (CROSSGROTH_CUDA_RESIDENT_MIB, where set, caps
-    /// the table's bytes instead).
-    fn affordable_copies(&self, len: usize, point_bytes: usize, curve: Curve) -> u32 {
-        if len == 0 {
-            return 1;
-        }
-        let per_copy = len * point_bytes;
-        // scratch per copy: one XYZZ point and one field element per base of a chunk
-        let scratch_per_copy =
-            PRECOMPUTE_CHUNK.min(len) * 8 * (curve.xyzz_words() + curve.fe_words());
-        let budget = match env_mib("CROSSGROTH_CUDA_RESIDENT_MIB") {
-            Some(limit) => limit,
-            // (the plain bases are uploaded already: `free` excludes them)
-            None => match self.memory() {
-                Ok((free, _)) => (free / 10 * 9).saturating_sub(len * MSM_SCRATCH_PER_TERM),
-                Err(_) => 0,
-            },
-        };
-        (budget / (per_copy + scratch_per_copy)).clamp(1, 64) as u32
-    }
-
-    /// The table of `copies` points per base for windows of c bits: copy k of
-    /// base b is 2^(c wset k) b (msm_precompute), chunk by chunk.
-    fn precompute_table(
-        &self,
-        curve: Curve,
-        plain: &CudaSlice<u64>,
-        len: usize,
-        copies: u32,
-        c: u32,
-    ) -> Result<CudaSlice<u64>, CudaError> {
-        let (pw, xw, fw) = (2 * curve.fe_words(), curve.xyzz_words(), curve.fe_words());
-        let nwin = 256u32.div_ceil(c);
-        let shift = c * nwin.div_ceil(copies);
-        let k = copies as usize;
-        let _g = self.guard();
-        let mut table = self.alloc_u64(len * k * pw, "precomputed bases")?;
-        let chunk = PRECOMPUTE_CHUNK.min(len).max(1);
-        let mut tmp = self.alloc_u64(chunk * (k - 1) * xw, "precomputation scratch")?;
-        let mut tmp_prod = self.alloc_u64(chunk * (k - 1) * fw, "precomputation scratch")?;
-        let f = &self.k.g[curve as usize].precompute;
-        for lo in (0..len).step_by(chunk) {
-            let hi = (lo + chunk).min(len);
-            let n32 = (hi - lo) as u32;
-            let src = plain.slice(lo * pw..hi * pw);
-            let mut dst = table.slice_mut(lo * k * pw..hi * k * pw);
-            launch!(self, f, hi - lo, 128; &src, &n32, &copies, &shift, &mut dst, &mut tmp, &mut tmp_prod);
-        }
-        self.sync("precomputing bases")?;
-        Ok(table)
-    }
-
     /// G1 bases kept in host memory and streamed to the device by every MSM.
     pub fn host_g1_bases(&self, bases: HostBases<blst_p1_affine>) -> G1Bases {
         let len = (*bases).as_ref().len();
@@ -461,7 +273,11 @@ impl CudaBackend {
         }
     }
 
-    fn upload_bases(&self, words: &[u64], what: &str) -> Result<CudaSlice<u64>, CudaError> {
+    pub(crate) fn upload_bases(
+        &self,
+        words: &[u64],
+        what: &str,
+    ) -> Result<CudaSlice<u64>, CudaError> {
         let _g = self.guard();
         let buf = self.upload_large(words, what)?;
         self.sync(what)?;

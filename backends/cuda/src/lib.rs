@@ -232,6 +232,7 @@ macro_rules! launch {
 mod bases;
 mod msm;
 mod ntt;
+mod tables;
 mod transfer;
 pub use bases::{G1Bases, G2Bases, HostBases};
 pub use ntt::FrBuffer;

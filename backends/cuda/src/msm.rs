@@ -90,7 +90,7 @@ fn scatter_windows() -> u32 {
         .map_or(1, |w| w.max(1))
 }
 
-fn model_window_bits(n: usize) -> u32 {
+pub(crate) fn model_window_bits(n: usize) -> u32 {
     const NS_PER_TERM_WINDOW: f64 = 0.54;
     const NS_PER_BUCKET: f64 = 1.6;
     let cost = |c: u32| {
@@ -127,45 +127,11 @@ pub(crate) struct WindowPlan {
 /// Modelled cost (ns) of an MSM of n terms in c-bit windows with wset bucket
 /// sets: every term costs one addition a window, every bucket of every set two
 /// in the running sums (see window_bits).
-fn plan_cost(n: usize, c: u32, wset: u32) -> f64 {
+pub(crate) fn plan_cost(n: usize, c: u32, wset: u32) -> f64 {
     const NS_PER_TERM_WINDOW: f64 = 0.54;
     const NS_PER_BUCKET: f64 = 1.6;
     let windows = 256u32.div_ceil(c) as f64;
     windows * n as f64 * NS_PER_TERM_WINDOW + wset as f64 * (1u64 << (c - 1)) as f64 * NS_PER_BUCKET
-}
-
-/// Largest window a precomputed table is made for: one set of 2^23 buckets
-/// (the counters, 32 MiB, still fit the H200's L2 cache).
-const MAX_TABLE_C: u32 = 24;
-
-/// The window size and number of copies a table of precomputed bases for MSMs
-/// of n terms should have, with at most `max_copies` copies (memory): the c
-/// that minimises the modelled cost, and no more copies than that c needs.
-/// (c, 1) when copies do not pay.
-pub(crate) fn table_shape(n: usize, max_copies: u32) -> (u32, u32) {
-    if let Some(c) = std::env::var("CROSSGROTH_CUDA_TABLE_C")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-    {
-        // for tuning: this window size, as few sets as max_copies allows
-        let c = c.clamp(4, MAX_TABLE_C);
-        let nwin = 256u32.div_ceil(c);
-        let wset = nwin.div_ceil(max_copies.clamp(1, nwin));
-        return (c, nwin.div_ceil(wset));
-    }
-    let plain = model_window_bits(n);
-    let mut best = (plan_cost(n, plain, 256u32.div_ceil(plain)), plain, 1u32);
-    if max_copies > 1 {
-        for c in 4..=MAX_TABLE_C {
-            let nwin = 256u32.div_ceil(c);
-            let wset = nwin.div_ceil(max_copies.min(nwin));
-            let cost = plan_cost(n, c, wset);
-            if cost < best.0 {
-                best = (cost, c, nwin.div_ceil(wset));
-            }
-        }
-    }
-    (best.1, best.2)
 }
 
 impl WindowPlan {
@@ -486,7 +452,7 @@ pub(crate) fn effective_terms(n: usize, density: Option<&[u64]>) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{model_window_bits, table_shape, WindowPlan};
+    use super::{model_window_bits, WindowPlan};
 
     #[test]
     fn copies_are_used_where_the_model_says_they_pay() {
@@ -504,30 +470,6 @@ mod tests {
         // plain bases
         let p = WindowPlan::choose(1 << 20, 1, 0);
         assert_eq!((p.c, p.wset, p.stride), (16, 16, 1));
-    }
-
-    #[test]
-    fn table_shapes_follow_the_cost_model() {
-        // no copies allowed: the plain window
-        assert_eq!(table_shape(1 << 24, 1), (20, 1));
-        // full tables: one bucket set, larger windows
-        assert_eq!(table_shape(1 << 24, 64), (22, 12));
-        assert_eq!(table_shape(1 << 20, 64), (20, 13));
-        // a table never has more copies than its windows need
-        for lg in 4..28 {
-            for max in [2, 3, 5, 16, 64] {
-                let (c, copies) = table_shape(1 << lg, max);
-                let nwin = 256u32.div_ceil(c);
-                assert!(
-                    copies <= max && copies <= nwin,
-                    "2^{lg}, {max}: ({c}, {copies})"
-                );
-                if copies > 1 {
-                    let wset = nwin.div_ceil(copies);
-                    assert_eq!(nwin.div_ceil(wset), copies, "2^{lg}, {max}: spare copies");
-                }
-            }
-        }
     }
 
     #[test]
