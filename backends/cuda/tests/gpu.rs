@@ -232,6 +232,25 @@ fn check_g2(gpu: &CudaBackend, bases: &[blst_p2_affine], scalars: &[blst_fr], wh
     eprintln!("ok G2 {what}: n = {}", scalars.len());
 }
 
+/// Every fourth base the identity.
+fn with_g2_identities(bases: &mut [blst_p2_affine]) {
+    for b in bases.iter_mut().step_by(4) {
+        *b = blst_p2_affine::default();
+    }
+}
+
+/// Scalars 1, 0, p - 1 and random in turn.
+fn mixed_scalars(rng: &mut impl RngCore, n: usize) -> Vec<blst_fr> {
+    (0..n)
+        .map(|i| match i % 4 {
+            0 => fr_u64(1),
+            1 => fr_zero(),
+            2 => fr_minus_one(),
+            _ => fr_random(rng),
+        })
+        .collect()
+}
+
 // ---------------------------------------------------------------------- tests
 
 #[test]
@@ -535,17 +554,8 @@ fn t21_msm_g2_precomputed_tables() {
     let mut rng = rng();
     let n = 300;
     let mut bases = g2_points(&mut rng, n);
-    for i in (0..n).step_by(4) {
-        bases[i] = blst_p2_affine::default();
-    }
-    let scalars: Vec<blst_fr> = (0..n)
-        .map(|i| match i % 4 {
-            0 => fr_u64(1),
-            1 => fr_zero(),
-            2 => fr_minus_one(),
-            _ => fr_random(&mut rng),
-        })
-        .collect();
+    with_g2_identities(&mut bases);
+    let scalars = mixed_scalars(&mut rng, n);
     let want = g2_naive(&bases, &scalars);
     for (copies, c) in [(32u32, 8u32), (5, 8), (2, 16)] {
         let d = gpu
@@ -699,17 +709,8 @@ fn t20_msm_g2() {
     check_g2(gpu, &bases, &vec![fr_zero(); n], "all zero");
     check_g2(gpu, &bases, &vec![fr_u64(1); n], "all one");
     check_g2(gpu, &bases, &vec![fr_minus_one(); n], "all p-1");
-    for i in (0..n).step_by(4) {
-        bases[i] = blst_p2_affine::default();
-    }
-    let mixed: Vec<blst_fr> = (0..n)
-        .map(|i| match i % 4 {
-            0 => fr_u64(1),
-            1 => fr_zero(),
-            2 => fr_minus_one(),
-            _ => fr_random(&mut rng),
-        })
-        .collect();
+    with_g2_identities(&mut bases);
+    let mixed = mixed_scalars(&mut rng, n);
     check_g2(gpu, &bases, &mixed, "identity bases, mixed scalars");
     let same = vec![bases[1]; n];
     check_g2(gpu, &same, &vec![fr_u64(6); n], "repeated base");
