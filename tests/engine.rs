@@ -382,6 +382,24 @@ fn parameters_beyond_the_device_budget_are_streamed_where_the_backend_can() {
     assert_drained(&engine);
 }
 
+/// Submits `count` jobs of one cubic circuit each (ids prefix0, prefix1, ...)
+/// and waits for all of them.
+fn one_circuit_jobs(
+    engine: &Engine,
+    params: &Arc<Parameters>,
+    prefix: &str,
+    count: u64,
+) -> Vec<Result<Vec<groth16::Proof>, Error>> {
+    let handles: Vec<_> = (0..count)
+        .map(|i| {
+            engine
+                .submit(job(&format!("{prefix}{i}"), params, "cubic", i..i + 1).0)
+                .unwrap()
+        })
+        .collect();
+    handles.into_iter().map(|h| h.wait()).collect()
+}
+
 #[test]
 fn a_device_that_keeps_failing_is_taken_out_of_service() {
     let params = Arc::new(params_for(&spec("cubic"), 1));
@@ -392,14 +410,7 @@ fn a_device_that_keeps_failing_is_taken_out_of_service() {
         .with_id(1)
         .shared();
     let engine = Engine::start(config(1 << 30), vec![good, bad]).unwrap();
-    let handles: Vec<_> = (0..12)
-        .map(|i| {
-            engine
-                .submit(job(&format!("j{i}"), &params, "cubic", i..i + 1).0)
-                .unwrap()
-        })
-        .collect();
-    let results: Vec<_> = handles.into_iter().map(|h| h.wait()).collect();
+    let results = one_circuit_jobs(&engine, &params, "j", 12);
     let failed = results.iter().filter(|r| r.is_err()).count();
     assert_eq!(
         failed, 3,
@@ -411,15 +422,8 @@ fn a_device_that_keeps_failing_is_taken_out_of_service() {
     // With no device left, circuits fail instead of waiting forever.
     let bad = SimulatedDevice::failing_from(Duration::from_millis(1), 1).shared();
     let engine = Engine::start(config(1 << 30), vec![bad]).unwrap();
-    let handles: Vec<_> = (0..6)
-        .map(|i| {
-            engine
-                .submit(job(&format!("k{i}"), &params, "cubic", i..i + 1).0)
-                .unwrap()
-        })
-        .collect();
-    for h in handles {
-        assert!(h.wait().is_err());
+    for r in one_circuit_jobs(&engine, &params, "k", 6) {
+        assert!(r.is_err());
     }
     assert_drained(&engine);
 }
@@ -435,14 +439,7 @@ fn a_lost_device_is_taken_out_of_service_at_once() {
         .shared();
     let engine = Engine::start(config(1 << 30), vec![good, lost]).unwrap();
     engine.wait_ready();
-    let handles: Vec<_> = (0..12)
-        .map(|i| {
-            engine
-                .submit(job(&format!("j{i}"), &params, "cubic", i..i + 1).0)
-                .unwrap()
-        })
-        .collect();
-    let results: Vec<_> = handles.into_iter().map(|h| h.wait()).collect();
+    let results = one_circuit_jobs(&engine, &params, "j", 12);
     let failed: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
     assert_eq!(
         failed.len(),

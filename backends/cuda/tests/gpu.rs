@@ -232,6 +232,20 @@ fn check_g2(gpu: &CudaBackend, bases: &[blst_p2_affine], scalars: &[blst_fr], wh
     eprintln!("ok G2 {what}: n = {}", scalars.len());
 }
 
+/// A density over `nvars` variables, each included with probability `p`: the
+/// bitmap and the included variables in order.
+fn random_density(rng: &mut impl Rng, nvars: usize, p: f64) -> (Vec<u64>, Vec<usize>) {
+    let mut words = vec![0u64; nvars.div_ceil(64)];
+    let mut included = Vec::new();
+    for i in 0..nvars {
+        if rng.gen_bool(p) {
+            words[i / 64] |= 1 << (i % 64);
+            included.push(i);
+        }
+    }
+    (words, included)
+}
+
 /// Every fourth base the identity.
 fn with_g2_identities(bases: &mut [blst_p2_affine]) {
     for b in bases.iter_mut().step_by(4) {
@@ -504,12 +518,7 @@ fn t15_msm_g1_precomputed_tables() {
     check(&bases, &mixed, None, "identity bases, mixed scalars");
     // density: variables 0..nvars, the included ones use bases in order
     let nvars: usize = 1500;
-    let mut words = vec![0u64; nvars.div_ceil(64)];
-    for i in 0..nvars {
-        if rng.gen_bool(0.4) {
-            words[i / 64] |= 1 << (i % 64);
-        }
-    }
+    let (words, _) = random_density(&mut rng, nvars, 0.4);
     let bases = g1_points(&mut rng, nvars);
     let scalars: Vec<blst_fr> = (0..nvars).map(|_| fr_random(&mut rng)).collect();
     check(&bases, &scalars, Some(&words), "density");
@@ -569,14 +578,7 @@ fn t21_msm_g2_precomputed_tables() {
     }
     // density
     let nvars = 500;
-    let mut words = vec![0u64; 8];
-    let mut inc = Vec::new();
-    for i in 0..nvars {
-        if rng.gen_bool(0.4) {
-            words[i / 64] |= 1 << (i % 64);
-            inc.push(i);
-        }
-    }
+    let (words, inc) = random_density(&mut rng, nvars, 0.4);
     let bases = g2_points(&mut rng, inc.len());
     let scalars: Vec<blst_fr> = (0..nvars).map(|_| fr_random(&mut rng)).collect();
     let d = gpu.upload_g2_bases_with_shape(&bases, 32, 8).unwrap();
@@ -716,14 +718,7 @@ fn t20_msm_g2() {
     check_g2(gpu, &same, &vec![fr_u64(6); n], "repeated base");
     // density
     let nvars = 500;
-    let mut words = vec![0u64; 8];
-    let mut inc = Vec::new();
-    for i in 0..nvars {
-        if rng.gen_bool(0.4) {
-            words[i / 64] |= 1 << (i % 64);
-            inc.push(i);
-        }
-    }
+    let (words, inc) = random_density(&mut rng, nvars, 0.4);
     let bases = g2_points(&mut rng, inc.len());
     let scalars: Vec<blst_fr> = (0..nvars).map(|_| fr_random(&mut rng)).collect();
     let d = gpu.upload_g2_bases(&bases).unwrap();
