@@ -58,9 +58,9 @@ enum Shape {
 impl Shape {
     fn exact(copies: u32, c: u32) -> Result<Self, CudaError> {
         let nwin = 256u32.div_ceil(c.max(1));
-        if !(4..=24).contains(&c) || copies == 0 || copies > nwin {
+        if !(4..=MAX_TABLE_C).contains(&c) || copies == 0 || copies > nwin {
             return Err(CudaError::InvalidInput(format!(
-                "a table of {copies} copies for {c}-bit windows (c must be 4..=24, copies 1..={nwin})"
+                "a table of {copies} copies for {c}-bit windows (c must be 4..={MAX_TABLE_C}, copies 1..={nwin})"
             )));
         }
         Ok(Shape::Exact { copies, c })
