@@ -382,6 +382,39 @@ fn parameters_beyond_the_device_budget_are_streamed_where_the_backend_can() {
     assert_drained(&engine);
 }
 
+#[test]
+fn the_device_budget_counts_what_resident_bases_really_take() {
+    // Two parameter sets whose bases fit the device together as host bytes
+    // (2b + w of a 3.5b + w budget), on a device that keeps 3 copies of resident
+    // bases: the first set takes 3b, so the second (3b + b + w > 3.5b + w) must
+    // be streamed (3b + w fits).
+    let first = Arc::new(params_for(&spec("sha256:64"), 1));
+    let second = Arc::new(params_for(&spec("sha256:64"), 2));
+    let b = first.heap_bytes() as f64;
+    let w = (6 * (first.h.len() + 1) * std::mem::size_of::<Scalar>()) as f64;
+    let total = ((3.5 * b + w) / 0.9) as usize;
+    let device = Arc::new(
+        SimulatedDevice::new(Duration::from_millis(1))
+            .with_memory(total)
+            .with_resident_copies(3)
+            .with_streaming(),
+    );
+    let engine = Engine::start(config(1 << 30), vec![device.clone() as Arc<dyn Backend>]).unwrap();
+    // (other circuits for the second set: the simulated device replays results
+    // by witness, whatever the parameters)
+    for (id, params, seeds) in [("first", &first, 0..1), ("second", &second, 1..2)] {
+        let proofs = engine
+            .submit(job(id, params, "sha256:64", seeds).0)
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert_eq!(proofs.len(), 1);
+    }
+    // the first set resident, the second's five base sets streamed
+    assert_eq!(device.streamed_sets(), 5);
+    assert_drained(&engine);
+}
+
 /// Submits `count` jobs of one cubic circuit each (ids prefix0, prefix1, ...)
 /// and waits for all of them.
 fn one_circuit_jobs(

@@ -316,8 +316,13 @@ impl Shared {
         } else {
             PreparedParams::new(backend, params.clone())?
         });
-        if memory.is_some() && !streamed {
-            held.resident += bases;
+        if let (Some((free_before, _)), false) = (memory, streamed) {
+            // What the device really holds now: more than the host's bytes where
+            // the backend keeps precomputed copies of the bases (cuda tables).
+            let grown = backend
+                .memory()
+                .map_or(0, |(free_after, _)| free_before.saturating_sub(free_after));
+            held.resident += bases.max(grown);
         }
         held.sets.insert(key, p.clone());
         Ok(p)

@@ -39,6 +39,10 @@ pub struct SimulatedDevice {
     streamed_sets: AtomicUsize,
     /// How long `warm_up` takes.
     warm_up_time: Duration,
+    /// Device bytes a resident base set takes, as a multiple of its host bytes
+    /// (cuda tables of precomputed copies: more than 1), and the bytes in use.
+    resident_factor: usize,
+    in_use: AtomicUsize,
 }
 
 impl SimulatedDevice {
@@ -56,6 +60,8 @@ impl SimulatedDevice {
             streams: false,
             streamed_sets: AtomicUsize::new(0),
             warm_up_time: Duration::ZERO,
+            resident_factor: 1,
+            in_use: AtomicUsize::new(0),
         }
     }
 
@@ -109,10 +115,24 @@ impl SimulatedDevice {
         self
     }
 
+    /// Resident bases take `factor` times their host bytes of the device memory
+    /// it reports (like a cuda backend keeping precomputed copies).
+    pub fn with_resident_copies(mut self, factor: usize) -> Self {
+        self.resident_factor = factor;
+        self
+    }
+
     /// Reports `total` bytes of device memory (for device-budget tests).
     pub fn with_memory(mut self, total: usize) -> Self {
         self.memory_total = Some(total);
         self
+    }
+
+    /// Counts a resident base set of `bytes` host bytes as device memory in
+    /// use (never given back: the engine keeps prepared sets for its life).
+    fn hold(&self, bytes: usize) {
+        self.in_use
+            .fetch_add(bytes * self.resident_factor, Ordering::AcqRel);
     }
 
     pub fn shared(self) -> Arc<dyn Backend> {
@@ -165,19 +185,22 @@ impl Backend for SimulatedDevice {
         format!("simulated device {}, {:?} per proof", self.id, self.g1_time)
     }
     fn memory(&self) -> Option<(usize, usize)> {
-        self.memory_total.map(|t| (t, t))
+        let used = self.in_use.load(Ordering::Acquire);
+        self.memory_total.map(|t| (t.saturating_sub(used), t))
     }
     fn warm_up(&self) -> Result<()> {
         std::thread::sleep(self.warm_up_time);
         Ok(())
     }
     fn prepare_g1(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {
+        self.hold(bases.len() * std::mem::size_of::<G1Affine>());
         Ok(G1Bases {
             host: bases,
             device: self.tag(),
         })
     }
     fn prepare_g2(&self, bases: Arc<Vec<G2Affine>>) -> Result<G2Bases> {
+        self.hold(bases.len() * std::mem::size_of::<G2Affine>());
         Ok(G2Bases {
             host: bases,
             device: self.tag(),
