@@ -53,8 +53,12 @@ impl DeviceApi for cuda::CudaBackend {
     }
     fn describe(&self) -> String {
         let i = self.info();
+        let tables = match self.precompute() {
+            1 => String::new(),
+            n => format!(", base tables of up to {n} copies"),
+        };
         format!(
-            "cuda:{} {} ({} MiB, sm_{}{})",
+            "cuda:{} {} ({} MiB, sm_{}{}{tables})",
             i.ordinal,
             i.name,
             i.total_memory >> 20,
