@@ -95,30 +95,21 @@ fn a_sticky_launch_error_never_gives_a_wrong_result() {
     // A context of its own while the faulty backend is still held (what the
     // engine's rebuild does: in-flight calls and prepared bases keep the old
     // context alive).
-    match CudaBackend::new_in_fresh_context(0) {
-        Err(e) => eprintln!("a fresh context beside the faulty one: {e}"),
-        Ok(b3) => {
-            let fresh = msm_is_correct(&b3, &bases, &scalars, &expected);
-            eprintln!("a fresh context beside the faulty one: MSM {fresh:?}");
-            assert_ne!(
-                fresh.as_ref().ok(),
-                Some(&false),
-                "wrong result in the fresh context"
-            );
+    let check = |what: &str, opened: Result<CudaBackend, CudaError>| match opened {
+        Err(e) => eprintln!("{what}: {e}"),
+        Ok(other) => {
+            let r = msm_is_correct(&other, &bases, &scalars, &expected);
+            eprintln!("{what}: MSM {r:?}");
+            assert_ne!(r.as_ref().ok(), Some(&false), "wrong result: {what}");
         }
-    }
-
+    };
+    check(
+        "a fresh context beside the faulty one",
+        CudaBackend::new_in_fresh_context(0),
+    );
     drop(b);
-    match CudaBackend::new(0) {
-        Err(e) => eprintln!("a backend opened after dropping the faulty one: {e}"),
-        Ok(b2) => {
-            let again = msm_is_correct(&b2, &bases, &scalars, &expected);
-            eprintln!("a backend opened after dropping the faulty one: MSM {again:?}");
-            assert_ne!(
-                again.as_ref().ok(),
-                Some(&false),
-                "wrong result on the new backend"
-            );
-        }
-    }
+    check(
+        "a backend opened after dropping the faulty one",
+        CudaBackend::new(0),
+    );
 }

@@ -76,25 +76,21 @@ impl WgpuBackend {
         let pair = std::env::var("CROSSGROTH_WGPU_NTT_RADIX").as_deref() != Ok("2");
         let mut s = 0;
         while s < log_n {
-            if pair && s + 1 < log_n {
-                out.push(job(
-                    Module::Fr,
-                    "fr_ntt_stage4",
-                    params(&[(n / 4) as u32, s, log_n], &[]),
-                    &[(1, data), (2, tw)],
-                    n / 4,
-                ));
-                s += 2;
+            // two stages a pass (n / 4 butterflies of radix 4) or one (n / 2)
+            let (kernel, stages) = if pair && s + 1 < log_n {
+                ("fr_ntt_stage4", 2)
             } else {
-                out.push(job(
-                    Module::Fr,
-                    "fr_ntt_stage",
-                    params(&[(n / 2) as u32, s, log_n], &[]),
-                    &[(1, data), (2, tw)],
-                    n / 2,
-                ));
-                s += 1;
-            }
+                ("fr_ntt_stage", 1)
+            };
+            let threads = n >> stages;
+            out.push(job(
+                Module::Fr,
+                kernel,
+                params(&[threads as u32, s, log_n], &[]),
+                &[(1, data), (2, tw)],
+                threads,
+            ));
+            s += stages;
         }
     }
 
