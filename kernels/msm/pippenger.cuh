@@ -8,6 +8,9 @@
 // window, but the running-sum reduction runs over wset sets instead of nwin,
 // which makes larger windows (fewer additions) pay.
 //
+// The host may run steps 1-5 in several passes over parts of the scalars
+// (each pass's runs add to the buckets), uploading the next part meanwhile.
+//
 // Pass structure (host drives, one stream):
 //   1. msm_prepare   per scalar: density -> base index, Montgomery -> canonical,
 //                    scalars 0 (dropped) and 1 (flagged for a plain sum) taken
@@ -77,11 +80,12 @@ __device__ __forceinline__ int next_digit(const fr_t& s, u32 w, u32 c, u32& carr
 }
 
 extern "C" __global__ void msm_prepare(const fr_t* __restrict__ scalars, u32 n, const u64* __restrict__ density,
-                                       const u32* __restrict__ dens_prefix, u32 c, u32 nwin, u32 wset,
-                                       fr_t* __restrict__ canon, u32* __restrict__ bidx, u32* __restrict__ counts) {
+                                       const u32* __restrict__ dens_prefix, u32 first, u32 c, u32 nwin,
+                                       u32 wset, fr_t* __restrict__ canon, u32* __restrict__ bidx,
+                                       u32* __restrict__ counts) {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    u32 b = i;
+    u32 b = first + i;  // a pass over scalars [first, first + n): dense ranks are global
     if (density) {
         u64 word = density[i >> 6];
         u32 bit = i & 63;
