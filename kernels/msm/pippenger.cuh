@@ -332,6 +332,21 @@ __device__ __forceinline__ void msm_accumulate_level_impl(const X* __restrict__ 
     else bucket_add(buckets, cur, acc);
 }
 
+// dst[t] += src[t] for every bucket: a later pass's buckets into the sums so
+// far (one thread a bucket: the additions do not diverge, unlike adding each
+// run to a filled bucket inside the accumulation, where the lanes of a warp
+// reach their run ends at different entries).
+template <class X>
+__device__ __forceinline__ void msm_bucket_merge_impl(X* __restrict__ dst, const X* __restrict__ src, u32 nb) {
+    u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nb) return;
+    X s = load16(src + t);
+    if (s.is_inf()) return;
+    X d = load16(dst + t);
+    d.add(s);
+    store16(dst + t, d);
+}
+
 // Segment of S buckets of window w: sum_{j} (j + 1) * B_j over j in [lo, lo + S).
 template <class X>
 __device__ __forceinline__ void msm_bucket_reduce_impl(const X* __restrict__ buckets, u32 K, u32 nwin, u32 S,
@@ -455,6 +470,9 @@ __device__ __forceinline__ void msm_to_jacobian_impl(const X* __restrict__ in, u
     extern "C" __global__ void G##_msm_bucket_reduce(const G##_xyzz_t* buckets, u32 K, u32 nwin, u32 S,           \
                                                      G##_xyzz_t* seg_out) {                                       \
         msm_bucket_reduce_impl(buckets, K, nwin, S, seg_out);                                                     \
+    }                                                                                                             \
+    extern "C" __global__ void G##_msm_bucket_merge(G##_xyzz_t* dst, const G##_xyzz_t* src, u32 nb) {            \
+        msm_bucket_merge_impl(dst, src, nb);                                                                      \
     }                                                                                                             \
     extern "C" __global__ void G##_msm_sum_groups(const G##_xyzz_t* in, u32 groups, u32 len, u32 F,              \
                                                   G##_xyzz_t* out, u32 len2) {                                    \

@@ -158,6 +158,7 @@ struct CurveKernels {
     ones: CudaFunction,
     to_jacobian: CudaFunction,
     precompute: CudaFunction,
+    bucket_merge: CudaFunction,
 }
 
 #[derive(Clone, Copy)]
@@ -383,6 +384,7 @@ impl CudaBackend {
                 ones: f(&format!("{p}_msm_ones"))?,
                 to_jacobian: f(&format!("{p}_msm_to_jacobian"))?,
                 precompute: f(&format!("{p}_msm_precompute"))?,
+                bucket_merge: f(&format!("{p}_msm_bucket_merge"))?,
             })
         };
         let k = Kernels {

@@ -349,6 +349,13 @@ impl CudaBackend {
             .stream
             .alloc_zeros::<u64>(nb * xw)
             .map_err(|e| CudaError::alloc("buckets", nb * xw * 8, e))?;
+        // Passes after the first accumulate into empty buckets of their own,
+        // then merge them (see msm_bucket_merge).
+        let mut pass_buckets = if multi {
+            Some(self.alloc_u64(nb * xw, "pass buckets")?)
+        } else {
+            None
+        };
         let mut heads = self.alloc_u64(nchunks * xw, "chunk partials")?;
         let mut heads2 = self.alloc_u64(nchunks.div_ceil(l1 as usize) * xw, "chunk partials")?;
         let mut segs = self.alloc_u64(nsets * nseg * xw, "bucket segments")?;
@@ -365,6 +372,8 @@ impl CudaBackend {
         let mut tile_cursor = self.alloc_u32(tiles, "bucket tile offsets")?;
         prof.mark("alloc");
 
+        let mut lane_marks = Vec::new();
+        let mut main_marks = Vec::new();
         let mut lane_guard = if multi { Some(self.copy_lane()?) } else { None };
         for (p, &(lo, hi)) in ranges.iter().enumerate() {
             let (m, m32, lo32) = (hi - lo, (hi - lo) as u32, lo as u32);
@@ -377,9 +386,25 @@ impl CudaBackend {
                     lane.stream.join(&self.stream).map_err(sync)?;
                 }
                 let mut dst = d_scal[slot].slice_mut(0..4 * m);
+                let ev = |st: &std::sync::Arc<cudarc::driver::CudaStream>| {
+                    let e = self
+                        .ctx
+                        .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT));
+                    if let Ok(e) = &e {
+                        let _ = e.record(st);
+                    }
+                    e.ok()
+                };
+                let host_t = std::time::Instant::now();
+                let before = if prof.on { ev(&lane.stream) } else { None };
                 lane.staging
                     .upload(&lane.stream, &words[4 * lo..4 * hi], &mut dst)?;
+                let after = if prof.on { ev(&lane.stream) } else { None };
+                lane_marks.push((p, before, after, host_t.elapsed()));
                 self.stream.join(&lane.stream).map_err(sync)?;
+                if prof.on {
+                    main_marks.push((p, ev(&self.stream)));
+                }
                 if p == 0 {
                     prof.mark("upload");
                 }
@@ -388,7 +413,16 @@ impl CudaBackend {
                 self.stream
                     .memset_zeros(&mut counts)
                     .map_err(|e| CudaError::driver("bucket counts", e))?;
+                if let Some(pb) = pass_buckets.as_mut() {
+                    self.stream
+                        .memset_zeros(pb)
+                        .map_err(|e| CudaError::driver("pass buckets", e))?;
+                }
             }
+            let target = match pass_buckets.as_mut() {
+                Some(pb) if p > 0 => pb,
+                _ => &mut buckets,
+            };
             let scal = &d_scal[if multi { slot } else { 0 }];
             {
                 let mut bidx_pass = bidx.slice_mut(lo..hi);
@@ -403,29 +437,29 @@ impl CudaBackend {
                 }
             }
             let bidx_pass = bidx.slice(lo..hi);
-            if p == 0 {
-                prof.mark("prepare");
+            if prof.on {
+                prof.mark(Box::leak(format!("p{p}.prepare").into_boxed_str()));
             }
             // Bucket offsets: tile sums, their scan (one block), each tile's scan.
             launch!(self, self.k.msm_scan_tiles, tiles * 1024, 1024; &counts, &nb32, &mut tile_sums);
             launch!(self, self.k.msm_scan, 1024, 1024; &tile_sums, &tiles32, &mut tile_offsets, &mut tile_cursor);
             launch!(self, self.k.msm_scan_apply, tiles * 1024, 1024; &counts, &nb32, &tile_offsets, &mut offsets, &mut cursor);
-            if p == 0 {
-                prof.mark("scan");
+            if prof.on {
+                prof.mark(Box::leak(format!("p{p}.scan").into_boxed_str()));
             }
             let per_launch = scatter_windows();
             for w_lo in (0..nwin32).step_by(per_launch as usize) {
                 let w_hi = w_lo.saturating_add(per_launch).min(nwin32);
                 launch!(self, self.k.msm_scatter, m, 256; &canon, &bidx_pass, &m32, &c32, &w_lo, &w_hi, &wset32, &stride32, &mut cursor, &mut entries);
             }
-            if p == 0 {
-                prof.mark("scatter");
+            if prof.on {
+                prof.mark(Box::leak(format!("p{p}.scatter").into_boxed_str()));
             }
             // The runs add to the buckets, which keep the earlier passes' sums.
             let chunks = (nwin * m).div_ceil(l_chunk as usize);
-            launch!(self, ck.accumulate, chunks, 128; bases, &entries, &offsets, &nb32, &l_chunk, &mut buckets, &mut heads);
-            if p == 0 {
-                prof.mark("accumulate");
+            launch!(self, ck.accumulate, chunks, 128; bases, &entries, &offsets, &nb32, &l_chunk, &mut *target, &mut heads);
+            if prof.on {
+                prof.mark(Box::leak(format!("p{p}.accumulate").into_boxed_str()));
             }
             // Levels of partial sums, while the previous level may have had
             // more than one chunk (the device skips levels past the last).
@@ -436,21 +470,52 @@ impl CudaBackend {
                 let cur_max = prev_max.div_ceil(prev_l);
                 let threads = cur_max.div_ceil(l1 as usize);
                 if level % 2 == 1 {
-                    launch!(self, ck.accumulate_level, threads, 128; &heads, &entries, &offsets, &nb32, &l_chunk, &l1, &level, &mut buckets, &mut heads2);
+                    launch!(self, ck.accumulate_level, threads, 128; &heads, &entries, &offsets, &nb32, &l_chunk, &l1, &level, &mut *target, &mut heads2);
                 } else {
-                    launch!(self, ck.accumulate_level, threads, 128; &heads2, &entries, &offsets, &nb32, &l_chunk, &l1, &level, &mut buckets, &mut heads);
+                    launch!(self, ck.accumulate_level, threads, 128; &heads2, &entries, &offsets, &nb32, &l_chunk, &l1, &level, &mut *target, &mut heads);
                 }
                 prev_max = cur_max;
                 prev_l = l1 as usize;
                 level += 1;
             }
-            if p == 0 {
-                prof.mark("levels");
+            if prof.on {
+                prof.mark(Box::leak(format!("p{p}.levels").into_boxed_str()));
+            }
+            if p > 0 {
+                if let Some(pb) = pass_buckets.as_ref() {
+                    launch!(self, ck.bucket_merge, nb, 128; &mut buckets, pb, &nb32);
+                }
+                if prof.on {
+                    prof.mark(Box::leak(format!("p{p}.merge").into_boxed_str()));
+                }
             }
         }
         drop(lane_guard);
         if multi {
             prof.mark("passes");
+        }
+        if prof.on && multi {
+            let _ = self.stream.synchronize();
+            let t0 = &prof.marks[0].1;
+            let at = |e: &Option<cudarc::driver::CudaEvent>| {
+                e.as_ref()
+                    .and_then(|e| t0.elapsed_ms(e).ok())
+                    .unwrap_or(-1.0)
+            };
+            for (p, b, a, host) in &lane_marks {
+                eprintln!(
+                    "crossgroth-cuda lane: pass {p} upload {:.2}..{:.2} ms (host {:.2} ms)",
+                    at(b),
+                    at(a),
+                    host.as_secs_f64() * 1e3
+                );
+            }
+            for (p, e) in &main_marks {
+                eprintln!(
+                    "crossgroth-cuda main: pass {p} may start at {:.2} ms",
+                    at(e)
+                );
+            }
         }
         launch!(self, ck.bucket_reduce, nsets * nseg, 64; &buckets, &k32, &nsets32, &seg, &mut segs);
         prof.mark("bucket_reduce");
