@@ -372,6 +372,8 @@ impl CudaBackend {
         let mut tile_cursor = self.alloc_u32(tiles, "bucket tile offsets")?;
         prof.mark("alloc");
 
+        // per scalar buffer: an event after the prepare that last read it
+        let mut slot_read: [Option<cudarc::driver::CudaEvent>; 2] = [None, None];
         let mut lane_marks = Vec::new();
         let mut main_marks = Vec::new();
         let mut lane_guard = if multi { Some(self.copy_lane()?) } else { None };
@@ -381,9 +383,11 @@ impl CudaBackend {
             if let Some(guard) = lane_guard.as_mut() {
                 let lane = guard.as_mut().expect("copy lane initialised");
                 let sync = |e| CudaError::driver("MSM scalars upload", e);
-                if p >= 2 {
-                    // the kernels that read this buffer two passes ago are done
-                    lane.stream.join(&self.stream).map_err(sync)?;
+                if let Some(read) = &slot_read[slot] {
+                    // only the prepare that read this buffer two passes ago, not
+                    // every kernel enqueued since (joining the whole stream would
+                    // hold this upload back until the previous pass is done)
+                    lane.stream.wait(read).map_err(sync)?;
                 }
                 let mut dst = d_scal[slot].slice_mut(0..4 * m);
                 let ev = |st: &std::sync::Arc<cudarc::driver::CudaStream>| {
@@ -437,6 +441,13 @@ impl CudaBackend {
                 }
             }
             let bidx_pass = bidx.slice(lo..hi);
+            if multi {
+                slot_read[slot] = Some(
+                    self.stream
+                        .record_event(None)
+                        .map_err(|e| CudaError::driver("cuEventRecord", e))?,
+                );
+            }
             if prof.on {
                 prof.mark(Box::leak(format!("p{p}.prepare").into_boxed_str()));
             }
