@@ -11,7 +11,7 @@ use crate::{host, CudaBackend, CudaError, Curve};
 /// set (CUDA events between the phases; costs nothing otherwise).
 struct Profiler<'a> {
     b: &'a CudaBackend,
-    marks: Vec<(&'static str, cudarc::driver::CudaEvent)>,
+    marks: Vec<(std::borrow::Cow<'static, str>, cudarc::driver::CudaEvent)>,
     on: bool,
 }
 impl<'a> Profiler<'a> {
@@ -26,6 +26,21 @@ impl<'a> Profiler<'a> {
         p
     }
     pub(crate) fn mark(&mut self, what: &'static str) {
+        self.mark_named(what.into());
+    }
+    /// A phase of one of several passes ("p1.scatter"); of a single pass, the
+    /// plain phase name.
+    pub(crate) fn mark_pass(&mut self, pass: usize, passes: usize, what: &'static str) {
+        if !self.on {
+            return;
+        }
+        if passes == 1 {
+            self.mark_named(what.into());
+        } else {
+            self.mark_named(format!("p{pass}.{what}").into());
+        }
+    }
+    fn mark_named(&mut self, what: std::borrow::Cow<'static, str>) {
         if !self.on {
             return;
         }
@@ -59,13 +74,20 @@ impl<'a> Profiler<'a> {
 /// Bucket counts per block of the offsets scan (MSM_SCAN_TILE in pippenger.cuh).
 const SCAN_TILE: usize = 4096;
 
-/// Passes over parts of the scalars for an MSM of n terms with `sets` bucket
-/// sets (CROSSGROTH_CUDA_MSM_PASSES=<1..=16> overrides it). With several
-/// passes the copy lane uploads pass p + 1's scalars while the kernels work on
-/// pass p, so only the first part's upload is on the critical path; each
-/// extra pass costs one more addition per bucket (its runs added to the
-/// buckets) and its launches.
-fn msm_passes(set: usize, n: usize, sets: usize) -> usize {
+/// Passes over parts of the scalars for an MSM of n terms with nb buckets
+/// (CROSSGROTH_CUDA_MSM_PASSES=<1..=16> overrides it). With several passes the
+/// copy lane uploads pass p + 1's scalars while the kernels work on pass p, so
+/// only the first part's upload is on the critical path; each later pass
+/// accumulates into empty buckets of its own and merges them (one addition per
+/// bucket) and runs its own levels of partial sums.
+///
+/// Two passes when half the upload (at ~28 GB/s from pageable memory through
+/// the staging buffers) is worth more than that: ~2.5 ms of levels plus
+/// ~0.65 ns per bucket merged (H200, 2026-11-30, G1 MSM 2^24: 2 passes on a
+/// table of 12 copies 134.1 -> 129.4 ms, plain 145.6 -> 144.0 ms; 4 passes
+/// 133.6 ms on the table: the levels, merges and the accumulation's tail per
+/// pass ate what the smaller first upload saved).
+fn msm_passes(set: usize, n: usize, nb: usize) -> usize {
     if set > 0 {
         return set.min(16);
     }
@@ -75,9 +97,13 @@ fn msm_passes(set: usize, n: usize, sets: usize) -> usize {
     {
         return p.clamp(1, 16);
     }
-    let _ = sets;
-    let _ = n;
-    1
+    let upload_ms = (n * 32) as f64 / 28e6;
+    let extra_pass_ms = 2.5 + nb as f64 * 0.65e-6;
+    if upload_ms / 2.0 > extra_pass_ms {
+        2
+    } else {
+        1
+    }
 }
 
 /// Window size for an MSM of n effective terms (CROSSGROTH_CUDA_MSM_C=<4..=22>
@@ -276,7 +302,7 @@ impl CudaBackend {
         // of 64 scalars, so that the density's words split cleanly.
         let passes = if table.overlap_upload {
             let set = self.msm_passes.load(std::sync::atomic::Ordering::Acquire);
-            msm_passes(set, n, nsets)
+            msm_passes(set, n, nb)
         } else {
             1
         };
@@ -374,8 +400,6 @@ impl CudaBackend {
 
         // per scalar buffer: an event after the prepare that last read it
         let mut slot_read: [Option<cudarc::driver::CudaEvent>; 2] = [None, None];
-        let mut lane_marks = Vec::new();
-        let mut main_marks = Vec::new();
         let mut lane_guard = if multi { Some(self.copy_lane()?) } else { None };
         for (p, &(lo, hi)) in ranges.iter().enumerate() {
             let (m, m32, lo32) = (hi - lo, (hi - lo) as u32, lo as u32);
@@ -390,25 +414,9 @@ impl CudaBackend {
                     lane.stream.wait(read).map_err(sync)?;
                 }
                 let mut dst = d_scal[slot].slice_mut(0..4 * m);
-                let ev = |st: &std::sync::Arc<cudarc::driver::CudaStream>| {
-                    let e = self
-                        .ctx
-                        .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT));
-                    if let Ok(e) = &e {
-                        let _ = e.record(st);
-                    }
-                    e.ok()
-                };
-                let host_t = std::time::Instant::now();
-                let before = if prof.on { ev(&lane.stream) } else { None };
                 lane.staging
                     .upload(&lane.stream, &words[4 * lo..4 * hi], &mut dst)?;
-                let after = if prof.on { ev(&lane.stream) } else { None };
-                lane_marks.push((p, before, after, host_t.elapsed()));
                 self.stream.join(&lane.stream).map_err(sync)?;
-                if prof.on {
-                    main_marks.push((p, ev(&self.stream)));
-                }
                 if p == 0 {
                     prof.mark("upload");
                 }
@@ -448,30 +456,22 @@ impl CudaBackend {
                         .map_err(|e| CudaError::driver("cuEventRecord", e))?,
                 );
             }
-            if prof.on {
-                prof.mark(Box::leak(format!("p{p}.prepare").into_boxed_str()));
-            }
+            prof.mark_pass(p, ranges.len(), "prepare");
             // Bucket offsets: tile sums, their scan (one block), each tile's scan.
             launch!(self, self.k.msm_scan_tiles, tiles * 1024, 1024; &counts, &nb32, &mut tile_sums);
             launch!(self, self.k.msm_scan, 1024, 1024; &tile_sums, &tiles32, &mut tile_offsets, &mut tile_cursor);
             launch!(self, self.k.msm_scan_apply, tiles * 1024, 1024; &counts, &nb32, &tile_offsets, &mut offsets, &mut cursor);
-            if prof.on {
-                prof.mark(Box::leak(format!("p{p}.scan").into_boxed_str()));
-            }
+            prof.mark_pass(p, ranges.len(), "scan");
             let per_launch = scatter_windows();
             for w_lo in (0..nwin32).step_by(per_launch as usize) {
                 let w_hi = w_lo.saturating_add(per_launch).min(nwin32);
                 launch!(self, self.k.msm_scatter, m, 256; &canon, &bidx_pass, &m32, &c32, &w_lo, &w_hi, &wset32, &stride32, &mut cursor, &mut entries);
             }
-            if prof.on {
-                prof.mark(Box::leak(format!("p{p}.scatter").into_boxed_str()));
-            }
+            prof.mark_pass(p, ranges.len(), "scatter");
             // The runs add to the buckets, which keep the earlier passes' sums.
             let chunks = (nwin * m).div_ceil(l_chunk as usize);
             launch!(self, ck.accumulate, chunks, 128; bases, &entries, &offsets, &nb32, &l_chunk, &mut *target, &mut heads);
-            if prof.on {
-                prof.mark(Box::leak(format!("p{p}.accumulate").into_boxed_str()));
-            }
+            prof.mark_pass(p, ranges.len(), "accumulate");
             // Levels of partial sums, while the previous level may have had
             // more than one chunk (the device skips levels past the last).
             let mut prev_max = nwin * m;
@@ -489,45 +489,15 @@ impl CudaBackend {
                 prev_l = l1 as usize;
                 level += 1;
             }
-            if prof.on {
-                prof.mark(Box::leak(format!("p{p}.levels").into_boxed_str()));
-            }
+            prof.mark_pass(p, ranges.len(), "levels");
             if p > 0 {
                 if let Some(pb) = pass_buckets.as_ref() {
                     launch!(self, ck.bucket_merge, nb, 128; &mut buckets, pb, &nb32);
                 }
-                if prof.on {
-                    prof.mark(Box::leak(format!("p{p}.merge").into_boxed_str()));
-                }
+                prof.mark_pass(p, ranges.len(), "merge");
             }
         }
         drop(lane_guard);
-        if multi {
-            prof.mark("passes");
-        }
-        if prof.on && multi {
-            let _ = self.stream.synchronize();
-            let t0 = &prof.marks[0].1;
-            let at = |e: &Option<cudarc::driver::CudaEvent>| {
-                e.as_ref()
-                    .and_then(|e| t0.elapsed_ms(e).ok())
-                    .unwrap_or(-1.0)
-            };
-            for (p, b, a, host) in &lane_marks {
-                eprintln!(
-                    "crossgroth-cuda lane: pass {p} upload {:.2}..{:.2} ms (host {:.2} ms)",
-                    at(b),
-                    at(a),
-                    host.as_secs_f64() * 1e3
-                );
-            }
-            for (p, e) in &main_marks {
-                eprintln!(
-                    "crossgroth-cuda main: pass {p} may start at {:.2} ms",
-                    at(e)
-                );
-            }
-        }
         launch!(self, ck.bucket_reduce, nsets * nseg, 64; &buckets, &k32, &nsets32, &seg, &mut segs);
         prof.mark("bucket_reduce");
         // Reduce each window's nseg segment sums to one point.
