@@ -8,6 +8,9 @@
 // window, but the running-sum reduction runs over wset sets instead of nwin,
 // which makes larger windows (fewer additions) pay.
 //
+// The host may run steps 1-5 in several passes over parts of the scalars
+// (each pass's runs add to the buckets), uploading the next part meanwhile.
+//
 // Pass structure (host drives, one stream):
 //   1. msm_prepare   per scalar: density -> base index, Montgomery -> canonical,
 //                    scalars 0 (dropped) and 1 (flagged for a plain sum) taken
@@ -77,11 +80,12 @@ __device__ __forceinline__ int next_digit(const fr_t& s, u32 w, u32 c, u32& carr
 }
 
 extern "C" __global__ void msm_prepare(const fr_t* __restrict__ scalars, u32 n, const u64* __restrict__ density,
-                                       const u32* __restrict__ dens_prefix, u32 c, u32 nwin, u32 wset,
-                                       fr_t* __restrict__ canon, u32* __restrict__ bidx, u32* __restrict__ counts) {
+                                       const u32* __restrict__ dens_prefix, u32 first, u32 c, u32 nwin,
+                                       u32 wset, fr_t* __restrict__ canon, u32* __restrict__ bidx,
+                                       u32* __restrict__ counts) {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    u32 b = i;
+    u32 b = first + i;  // a pass over scalars [first, first + n): dense ranks are global
     if (density) {
         u64 word = density[i >> 6];
         u32 bit = i & 63;
@@ -328,6 +332,21 @@ __device__ __forceinline__ void msm_accumulate_level_impl(const X* __restrict__ 
     else bucket_add(buckets, cur, acc);
 }
 
+// dst[t] += src[t] for every bucket: a later pass's buckets into the sums so
+// far (one thread a bucket: the additions do not diverge, unlike adding each
+// run to a filled bucket inside the accumulation, where the lanes of a warp
+// reach their run ends at different entries).
+template <class X>
+__device__ __forceinline__ void msm_bucket_merge_impl(X* __restrict__ dst, const X* __restrict__ src, u32 nb) {
+    u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nb) return;
+    X s = load16(src + t);
+    if (s.is_inf()) return;
+    X d = load16(dst + t);
+    d.add(s);
+    store16(dst + t, d);
+}
+
 // Segment of S buckets of window w: sum_{j} (j + 1) * B_j over j in [lo, lo + S).
 template <class X>
 __device__ __forceinline__ void msm_bucket_reduce_impl(const X* __restrict__ buckets, u32 K, u32 nwin, u32 S,
@@ -451,6 +470,9 @@ __device__ __forceinline__ void msm_to_jacobian_impl(const X* __restrict__ in, u
     extern "C" __global__ void G##_msm_bucket_reduce(const G##_xyzz_t* buckets, u32 K, u32 nwin, u32 S,           \
                                                      G##_xyzz_t* seg_out) {                                       \
         msm_bucket_reduce_impl(buckets, K, nwin, S, seg_out);                                                     \
+    }                                                                                                             \
+    extern "C" __global__ void G##_msm_bucket_merge(G##_xyzz_t* dst, const G##_xyzz_t* src, u32 nb) {            \
+        msm_bucket_merge_impl(dst, src, nb);                                                                      \
     }                                                                                                             \
     extern "C" __global__ void G##_msm_sum_groups(const G##_xyzz_t* in, u32 groups, u32 len, u32 F,              \
                                                   G##_xyzz_t* out, u32 len2) {                                    \

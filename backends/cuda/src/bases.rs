@@ -19,8 +19,8 @@ use crate::{CudaBackend, CudaError, Curve, Staging};
 /// A second stream with its own pinned staging buffers, for uploads that run
 /// beside the kernels.
 pub(crate) struct CopyLane {
-    stream: Arc<CudaStream>,
-    staging: Staging,
+    pub(crate) stream: Arc<CudaStream>,
+    pub(crate) staging: Staging,
 }
 
 /// Bases in host memory, shared with their owner (no copy is made).
@@ -355,6 +355,7 @@ impl CudaBackend {
                     len,
                     copies: *copies,
                     c: *c,
+                    overlap_upload: true,
                 };
                 let (words, c) = self.msm(curve, table, scalars, density)?;
                 add(words, c);
@@ -396,7 +397,9 @@ impl CudaBackend {
     /// The stream that uploads streamed bases, and its pinned staging buffers
     /// (created on first use: a second stream turns on cudarc's cross-stream
     /// event tracking).
-    fn copy_lane(&self) -> Result<std::sync::MutexGuard<'_, Option<CopyLane>>, CudaError> {
+    pub(crate) fn copy_lane(
+        &self,
+    ) -> Result<std::sync::MutexGuard<'_, Option<CopyLane>>, CudaError> {
         let mut lane = self.copy_lane.lock().unwrap_or_else(|p| p.into_inner());
         if lane.is_none() {
             let stream = self
@@ -485,6 +488,7 @@ impl CudaBackend {
                     len: ch.b1 - ch.b0,
                     copies: 1,
                     c: 0,
+                    overlap_upload: false,
                 };
                 let (words, c) = self.msm(curve, table, sub, sub_density)?;
                 add(words, c);

@@ -158,6 +158,7 @@ struct CurveKernels {
     ones: CudaFunction,
     to_jacobian: CudaFunction,
     precompute: CudaFunction,
+    bucket_merge: CudaFunction,
 }
 
 #[derive(Clone, Copy)]
@@ -207,6 +208,8 @@ pub struct CudaBackend {
     pool: Option<usize>,
     /// Most precomputed copies per base that uploads make (1: none).
     precompute: std::sync::atomic::AtomicU32,
+    /// Passes per MSM when set (0: chosen per MSM; see msm::msm_passes).
+    msm_passes: std::sync::atomic::AtomicUsize,
 }
 
 macro_rules! launch {
@@ -381,6 +384,7 @@ impl CudaBackend {
                 ones: f(&format!("{p}_msm_ones"))?,
                 to_jacobian: f(&format!("{p}_msm_to_jacobian"))?,
                 precompute: f(&format!("{p}_msm_precompute"))?,
+                bucket_merge: f(&format!("{p}_msm_bucket_merge"))?,
             })
         };
         let k = Kernels {
@@ -410,6 +414,7 @@ impl CudaBackend {
             twiddle_cache: Mutex::new(std::collections::HashMap::new()),
             pool,
             precompute: std::sync::atomic::AtomicU32::new(precompute_from_env()),
+            msm_passes: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 
@@ -426,6 +431,16 @@ impl CudaBackend {
     pub fn set_precompute(&self, max_copies: u32) {
         self.precompute
             .store(max_copies.max(1), std::sync::atomic::Ordering::Release);
+    }
+
+    /// Sets how many passes over parts of its scalars an MSM over resident
+    /// bases makes (`None`: chosen per MSM): with several, the next part's
+    /// upload runs beside the kernels of the current one. For tests and tuning.
+    pub fn set_msm_passes(&self, passes: Option<usize>) {
+        self.msm_passes.store(
+            passes.map_or(0, |p| p.clamp(1, 16)),
+            std::sync::atomic::Ordering::Release,
+        );
     }
 
     /// The most precomputed copies per base that uploads make.

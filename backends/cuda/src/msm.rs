@@ -11,7 +11,7 @@ use crate::{host, CudaBackend, CudaError, Curve};
 /// set (CUDA events between the phases; costs nothing otherwise).
 struct Profiler<'a> {
     b: &'a CudaBackend,
-    marks: Vec<(&'static str, cudarc::driver::CudaEvent)>,
+    marks: Vec<(std::borrow::Cow<'static, str>, cudarc::driver::CudaEvent)>,
     on: bool,
 }
 impl<'a> Profiler<'a> {
@@ -26,6 +26,21 @@ impl<'a> Profiler<'a> {
         p
     }
     pub(crate) fn mark(&mut self, what: &'static str) {
+        self.mark_named(what.into());
+    }
+    /// A phase of one of several passes ("p1.scatter"); of a single pass, the
+    /// plain phase name.
+    pub(crate) fn mark_pass(&mut self, pass: usize, passes: usize, what: &'static str) {
+        if !self.on {
+            return;
+        }
+        if passes == 1 {
+            self.mark_named(what.into());
+        } else {
+            self.mark_named(format!("p{pass}.{what}").into());
+        }
+    }
+    fn mark_named(&mut self, what: std::borrow::Cow<'static, str>) {
         if !self.on {
             return;
         }
@@ -58,6 +73,38 @@ impl<'a> Profiler<'a> {
 
 /// Bucket counts per block of the offsets scan (MSM_SCAN_TILE in pippenger.cuh).
 const SCAN_TILE: usize = 4096;
+
+/// Passes over parts of the scalars for an MSM of n terms with nb buckets
+/// (CROSSGROTH_CUDA_MSM_PASSES=<1..=16> overrides it). With several passes the
+/// copy lane uploads pass p + 1's scalars while the kernels work on pass p, so
+/// only the first part's upload is on the critical path; each later pass
+/// accumulates into empty buckets of its own and merges them (one addition per
+/// bucket) and runs its own levels of partial sums.
+///
+/// Two passes when half the upload (at ~28 GB/s from pageable memory through
+/// the staging buffers) is worth more than that: ~2.5 ms of levels plus
+/// ~0.65 ns per bucket merged (H200, 2026-11-30, G1 MSM 2^24: 2 passes on a
+/// table of 12 copies 134.1 -> 129.4 ms, plain 145.6 -> 144.0 ms; 4 passes
+/// 133.6 ms on the table: the levels, merges and the accumulation's tail per
+/// pass ate what the smaller first upload saved).
+fn msm_passes(set: usize, n: usize, nb: usize) -> usize {
+    if set > 0 {
+        return set.min(16);
+    }
+    if let Some(p) = std::env::var("CROSSGROTH_CUDA_MSM_PASSES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        return p.clamp(1, 16);
+    }
+    let upload_ms = (n * 32) as f64 / 28e6;
+    let extra_pass_ms = 2.5 + nb as f64 * 0.65e-6;
+    if upload_ms / 2.0 > extra_pass_ms {
+        2
+    } else {
+        1
+    }
+}
 
 /// Window size for an MSM of n effective terms (CROSSGROTH_CUDA_MSM_C=<4..=22>
 /// overrides it, for tuning): the c that minimises a cost model fitted to G1
@@ -111,6 +158,9 @@ pub(crate) struct BaseTable<'a> {
     pub len: usize,
     pub copies: u32,
     pub c: u32,
+    /// Whether the MSM may upload its scalars on the copy lane beside its
+    /// kernels (not while a streamed MSM's uploads hold the lane).
+    pub overlap_upload: bool,
 }
 
 /// How an MSM cuts its scalars: c-bit windows, nwin of them, whose digits go
@@ -248,7 +298,22 @@ impl CudaBackend {
         } else {
             (8, 4)
         };
-        let nchunks = max_entries.div_ceil(l_chunk as usize).max(1);
+        // Passes over parts of the scalars (see msm_passes): ranges of multiples
+        // of 64 scalars, so that the density's words split cleanly.
+        let passes = if table.overlap_upload {
+            let set = self.msm_passes.load(std::sync::atomic::Ordering::Acquire);
+            msm_passes(set, n, nb)
+        } else {
+            1
+        };
+        let per_pass = n.div_ceil(passes).div_ceil(64).max(1) * 64;
+        let ranges: Vec<(usize, usize)> = (0..n)
+            .step_by(per_pass)
+            .map(|lo| (lo, (lo + per_pass).min(n)))
+            .collect();
+        let m_max = ranges.iter().map(|r| r.1 - r.0).max().unwrap_or(0);
+        let pass_entries = nwin * m_max;
+        let nchunks = pass_entries.div_ceil(l_chunk as usize).max(1);
         // Buckets per thread of the running-sum reduction: each thread also
         // multiplies its segment's sum by the segment's first index (~1.5 c
         // additions), so long segments where there are buckets enough to keep
@@ -268,7 +333,15 @@ impl CudaBackend {
         let nb32 = nb as u32;
         let k32 = k_per_win as u32;
 
-        let d_scalars = self.upload_large(host::fr_as_u64s(scalars), "MSM scalars")?;
+        let words = host::fr_as_u64s(scalars);
+        let multi = ranges.len() > 1;
+        // One pass: the scalars go up on this stream before anything else. Several:
+        // two buffers that the copy lane fills while the kernels work on the
+        // previous pass.
+        let mut d_scal: Vec<CudaSlice<u64>> = Vec::with_capacity(2);
+        if !multi {
+            d_scal.push(self.upload_large(words, "MSM scalars")?);
+        }
         let (d_density, d_prefix) = match (density, &prefix) {
             (Some(d), Some(p)) => (
                 Some(self.upload_u64(d, "density")?),
@@ -281,8 +354,14 @@ impl CudaBackend {
             _ => (None, None),
         };
         let null: u64 = 0;
-        prof.mark("upload");
-        let mut canon = self.alloc_u64(4 * n, "MSM canonical scalars")?;
+        if !multi {
+            prof.mark("upload");
+        } else {
+            for _ in 0..2 {
+                d_scal.push(self.alloc_u64(4 * m_max, "MSM scalars")?);
+            }
+        }
+        let mut canon = self.alloc_u64(4 * m_max, "MSM canonical scalars")?;
         let mut bidx = self.alloc_u32(n, "MSM base indices")?;
         let mut counts = self
             .stream
@@ -290,12 +369,19 @@ impl CudaBackend {
             .map_err(|e| CudaError::alloc("bucket counts", nb * 4, e))?;
         let mut offsets = self.alloc_u32(nb + 1, "bucket offsets")?;
         let mut cursor = self.alloc_u32(nb, "bucket cursor")?;
-        let mut entries = self.alloc_u64(max_entries, "MSM entries")?;
+        let mut entries = self.alloc_u64(pass_entries, "MSM entries")?;
         // all-zero words are the XYZZ identity (ZZ = 0)
         let mut buckets = self
             .stream
             .alloc_zeros::<u64>(nb * xw)
             .map_err(|e| CudaError::alloc("buckets", nb * xw * 8, e))?;
+        // Passes after the first accumulate into empty buckets of their own,
+        // then merge them (see msm_bucket_merge).
+        let mut pass_buckets = if multi {
+            Some(self.alloc_u64(nb * xw, "pass buckets")?)
+        } else {
+            None
+        };
         let mut heads = self.alloc_u64(nchunks * xw, "chunk partials")?;
         let mut heads2 = self.alloc_u64(nchunks.div_ceil(l1 as usize) * xw, "chunk partials")?;
         let mut segs = self.alloc_u64(nsets * nseg * xw, "bucket segments")?;
@@ -305,57 +391,113 @@ impl CudaBackend {
             .stream
             .alloc_zeros::<u64>((nsets + 2) * jw)
             .map_err(|e| CudaError::alloc("MSM out", 0, e))?;
-        prof.mark("alloc");
-
-        if n > 0 {
-            match (&d_density, &d_prefix) {
-                (Some(d), Some(p)) => {
-                    launch!(self, self.k.msm_prepare, n, 256; &d_scalars, &n32, d, p, &c32, &nwin32, &wset32, &mut canon, &mut bidx, &mut counts)
-                }
-                _ => {
-                    launch!(self, self.k.msm_prepare, n, 256; &d_scalars, &n32, &null, &null, &c32, &nwin32, &wset32, &mut canon, &mut bidx, &mut counts)
-                }
-            }
-        }
-        prof.mark("prepare");
-        // Bucket offsets: tile sums, their scan (one block), each tile's scan.
         let tiles = nb.div_ceil(SCAN_TILE);
         let tiles32 = tiles as u32;
         let mut tile_sums = self.alloc_u32(tiles, "bucket tile sums")?;
         let mut tile_offsets = self.alloc_u32(tiles + 1, "bucket tile offsets")?;
         let mut tile_cursor = self.alloc_u32(tiles, "bucket tile offsets")?;
-        launch!(self, self.k.msm_scan_tiles, tiles * 1024, 1024; &counts, &nb32, &mut tile_sums);
-        launch!(self, self.k.msm_scan, 1024, 1024; &tile_sums, &tiles32, &mut tile_offsets, &mut tile_cursor);
-        launch!(self, self.k.msm_scan_apply, tiles * 1024, 1024; &counts, &nb32, &tile_offsets, &mut offsets, &mut cursor);
-        prof.mark("scan");
-        if n > 0 {
+        prof.mark("alloc");
+
+        // per scalar buffer: an event after the prepare that last read it
+        let mut slot_read: [Option<cudarc::driver::CudaEvent>; 2] = [None, None];
+        let mut lane_guard = if multi { Some(self.copy_lane()?) } else { None };
+        for (p, &(lo, hi)) in ranges.iter().enumerate() {
+            let (m, m32, lo32) = (hi - lo, (hi - lo) as u32, lo as u32);
+            let slot = p % 2;
+            if let Some(guard) = lane_guard.as_mut() {
+                let lane = guard.as_mut().expect("copy lane initialised");
+                let sync = |e| CudaError::driver("MSM scalars upload", e);
+                if let Some(read) = &slot_read[slot] {
+                    // only the prepare that read this buffer two passes ago, not
+                    // every kernel enqueued since (joining the whole stream would
+                    // hold this upload back until the previous pass is done)
+                    lane.stream.wait(read).map_err(sync)?;
+                }
+                let mut dst = d_scal[slot].slice_mut(0..4 * m);
+                lane.staging
+                    .upload(&lane.stream, &words[4 * lo..4 * hi], &mut dst)?;
+                self.stream.join(&lane.stream).map_err(sync)?;
+                if p == 0 {
+                    prof.mark("upload");
+                }
+            }
+            if p > 0 {
+                self.stream
+                    .memset_zeros(&mut counts)
+                    .map_err(|e| CudaError::driver("bucket counts", e))?;
+                if let Some(pb) = pass_buckets.as_mut() {
+                    self.stream
+                        .memset_zeros(pb)
+                        .map_err(|e| CudaError::driver("pass buckets", e))?;
+                }
+            }
+            let target = match pass_buckets.as_mut() {
+                Some(pb) if p > 0 => pb,
+                _ => &mut buckets,
+            };
+            let scal = &d_scal[if multi { slot } else { 0 }];
+            {
+                let mut bidx_pass = bidx.slice_mut(lo..hi);
+                match (&d_density, &d_prefix) {
+                    (Some(d), Some(pre)) => {
+                        let (d, pre) = (d.slice(lo / 64..), pre.slice(lo / 64..));
+                        launch!(self, self.k.msm_prepare, m, 256; scal, &m32, &d, &pre, &lo32, &c32, &nwin32, &wset32, &mut canon, &mut bidx_pass, &mut counts)
+                    }
+                    _ => {
+                        launch!(self, self.k.msm_prepare, m, 256; scal, &m32, &null, &null, &lo32, &c32, &nwin32, &wset32, &mut canon, &mut bidx_pass, &mut counts)
+                    }
+                }
+            }
+            let bidx_pass = bidx.slice(lo..hi);
+            if multi {
+                slot_read[slot] = Some(
+                    self.stream
+                        .record_event(None)
+                        .map_err(|e| CudaError::driver("cuEventRecord", e))?,
+                );
+            }
+            prof.mark_pass(p, ranges.len(), "prepare");
+            // Bucket offsets: tile sums, their scan (one block), each tile's scan.
+            launch!(self, self.k.msm_scan_tiles, tiles * 1024, 1024; &counts, &nb32, &mut tile_sums);
+            launch!(self, self.k.msm_scan, 1024, 1024; &tile_sums, &tiles32, &mut tile_offsets, &mut tile_cursor);
+            launch!(self, self.k.msm_scan_apply, tiles * 1024, 1024; &counts, &nb32, &tile_offsets, &mut offsets, &mut cursor);
+            prof.mark_pass(p, ranges.len(), "scan");
             let per_launch = scatter_windows();
             for w_lo in (0..nwin32).step_by(per_launch as usize) {
                 let w_hi = w_lo.saturating_add(per_launch).min(nwin32);
-                launch!(self, self.k.msm_scatter, n, 256; &canon, &bidx, &n32, &c32, &w_lo, &w_hi, &wset32, &stride32, &mut cursor, &mut entries);
+                launch!(self, self.k.msm_scatter, m, 256; &canon, &bidx_pass, &m32, &c32, &w_lo, &w_hi, &wset32, &stride32, &mut cursor, &mut entries);
             }
-            prof.mark("scatter");
-            launch!(self, ck.accumulate, nchunks, 128; bases, &entries, &offsets, &nb32, &l_chunk, &mut buckets, &mut heads);
-            prof.mark("accumulate");
+            prof.mark_pass(p, ranges.len(), "scatter");
+            // The runs add to the buckets, which keep the earlier passes' sums.
+            let chunks = (nwin * m).div_ceil(l_chunk as usize);
+            launch!(self, ck.accumulate, chunks, 128; bases, &entries, &offsets, &nb32, &l_chunk, &mut *target, &mut heads);
+            prof.mark_pass(p, ranges.len(), "accumulate");
             // Levels of partial sums, while the previous level may have had
             // more than one chunk (the device skips levels past the last).
-            let mut prev_max = max_entries;
+            let mut prev_max = nwin * m;
             let mut prev_l = l_chunk as usize;
             let mut level: u32 = 1;
             while prev_max > prev_l {
                 let cur_max = prev_max.div_ceil(prev_l);
                 let threads = cur_max.div_ceil(l1 as usize);
                 if level % 2 == 1 {
-                    launch!(self, ck.accumulate_level, threads, 128; &heads, &entries, &offsets, &nb32, &l_chunk, &l1, &level, &mut buckets, &mut heads2);
+                    launch!(self, ck.accumulate_level, threads, 128; &heads, &entries, &offsets, &nb32, &l_chunk, &l1, &level, &mut *target, &mut heads2);
                 } else {
-                    launch!(self, ck.accumulate_level, threads, 128; &heads2, &entries, &offsets, &nb32, &l_chunk, &l1, &level, &mut buckets, &mut heads);
+                    launch!(self, ck.accumulate_level, threads, 128; &heads2, &entries, &offsets, &nb32, &l_chunk, &l1, &level, &mut *target, &mut heads);
                 }
                 prev_max = cur_max;
                 prev_l = l1 as usize;
                 level += 1;
             }
+            prof.mark_pass(p, ranges.len(), "levels");
+            if p > 0 {
+                if let Some(pb) = pass_buckets.as_ref() {
+                    launch!(self, ck.bucket_merge, nb, 128; &mut buckets, pb, &nb32);
+                }
+                prof.mark_pass(p, ranges.len(), "merge");
+            }
         }
-        prof.mark("levels");
+        drop(lane_guard);
         launch!(self, ck.bucket_reduce, nsets * nseg, 64; &buckets, &k32, &nsets32, &seg, &mut segs);
         prof.mark("bucket_reduce");
         // Reduce each window's nseg segment sums to one point.
@@ -420,7 +562,7 @@ impl CudaBackend {
             table.copies,
         ));
         drop((
-            d_scalars, d_density, d_prefix, canon, bidx, counts, offsets, cursor, entries,
+            d_scal, d_density, d_prefix, canon, bidx, counts, offsets, cursor, entries,
         ));
         drop((tile_sums, tile_offsets, tile_cursor));
         drop((buckets, heads, heads2, segs, tmp));

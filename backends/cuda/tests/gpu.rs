@@ -557,6 +557,56 @@ fn t17_msm_g1_model_table_large() {
     eprintln!("ok G1 model table: n = {n} ({gpu_t:.2?})");
 }
 
+/// MSMs in several passes over parts of the scalars (the next part uploaded
+/// while the kernels work on the current one), plain and on tables, with and
+/// without a density, including a last pass shorter than the others and more
+/// passes than 64-scalar blocks.
+#[test]
+fn t16_msm_g1_in_passes() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    let n = 5000;
+    let bases = g1_points(&mut rng, n);
+    let scalars: Vec<blst_fr> = (0..n)
+        .map(|i| match i % 7 {
+            0 => fr_zero(),
+            1 => fr_u64(1),
+            2 => fr_minus_one(),
+            _ => fr_random(&mut rng),
+        })
+        .collect();
+    let want = g1_pippenger(&bases, &scalars);
+    let mut words = vec![0u64; n.div_ceil(64)];
+    let mut sel = Vec::new();
+    for i in 0..n {
+        if rng.gen_bool(0.6) {
+            words[i / 64] |= 1 << (i % 64);
+            sel.push(scalars[i]);
+        }
+    }
+    let want_dense = g1_naive(&bases[..sel.len()], &sel);
+    let plain = gpu.upload_g1_bases_with_copies(&bases, 1).unwrap();
+    let table = gpu.upload_g1_bases_with_shape(&bases, 32, 8).unwrap();
+    let mut result = Ok(());
+    for passes in [2usize, 3, 7, 16] {
+        gpu.set_msm_passes(Some(passes));
+        for (d, what) in [(&plain, "plain"), (&table, "table")] {
+            let got = gpu.msm_g1(d, &scalars, None).expect("msm_g1");
+            let got_dense = gpu.msm_g1(d, &scalars, Some(&words)).expect("msm_g1");
+            if !g1_eq(&got, &want) || !g1_eq(&got_dense, &want_dense) {
+                result = Err(format!("{passes} passes, {what} bases"));
+            }
+        }
+    }
+    gpu.set_msm_passes(Some(3));
+    let small = gpu.msm_g1(&plain, &scalars[..10], None).expect("msm_g1");
+    let want_small = g1_naive(&bases[..10], &scalars[..10]);
+    gpu.set_msm_passes(None);
+    assert_eq!(result, Ok(()), "MSM in passes mismatch");
+    assert!(g1_eq(&small, &want_small), "10 scalars in 3 passes");
+    eprintln!("ok G1 in passes");
+}
+
 #[test]
 fn t21_msm_g2_precomputed_tables() {
     let gpu = gpu_or_skip!();
