@@ -55,7 +55,7 @@ step() {  # name, command...: run, log to $out/<name>.txt, remember failure
 }
 sanitize() {  # tool: the kernel tests that reach every kernel, at small sizes
     /usr/local/cuda/bin/compute-sanitizer --tool "$1" --print-limit 20 \
-        "$bin/gpu" --test-threads=1 t11 t12 t14 t15 t20 t21 t30 t31
+        "$bin/gpu" --test-threads=1 t11 t12 t14 t15 t16 t20 t21 t30 t31
 }
 for phase in "${phases[@]}"; do
     case "$phase" in

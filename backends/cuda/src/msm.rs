@@ -82,7 +82,7 @@ const SCAN_TILE: usize = 4096;
 /// bucket) and runs its own levels of partial sums.
 ///
 /// Two passes when half the upload (at ~28 GB/s from pageable memory through
-/// the staging buffers) is worth more than that: ~2.5 ms of levels plus
+/// the staging buffers) is worth more than that: ~1.5 ms of levels plus
 /// ~0.65 ns per bucket merged (H200, 2026-11-30, G1 MSM 2^24: 2 passes on a
 /// table of 12 copies 134.1 -> 129.4 ms, plain 145.6 -> 144.0 ms; 4 passes
 /// 133.6 ms on the table: the levels, merges and the accumulation's tail per
@@ -98,7 +98,7 @@ fn msm_passes(set: usize, n: usize, nb: usize) -> usize {
         return p.clamp(1, 16);
     }
     let upload_ms = (n * 32) as f64 / 28e6;
-    let extra_pass_ms = 2.5 + nb as f64 * 0.65e-6;
+    let extra_pass_ms = 1.5 + nb as f64 * 0.65e-6;
     if upload_ms / 2.0 > extra_pass_ms {
         2
     } else {
@@ -291,13 +291,26 @@ impl CudaBackend {
         // Chunk lengths of the accumulation tree: level 0 (points), levels >= 1
         // (partial sums). Small MSMs use short chunks so that tests exercise
         // several levels.
+        // Level 1 on has 8 partial sums a thread: with 32 (as before 2026-11-30)
+        // the few threads of level 1 ran long chains of full additions with the
+        // GPU part empty; at the G1 MSM of 2^24 on a table the levels took 1.27
+        // instead of 2.5 ms a pass on the H200 (L0 = 256: 1 ms more
+        // accumulation a pass than it saved).
         let (l_chunk, l1): (u32, u32) = if max_entries >= 1 << 26 {
-            (128, 32)
+            (128, 8)
         } else if max_entries >= 1 << 22 {
-            (64, 32)
+            (64, 8)
         } else {
             (8, 4)
         };
+        // CROSSGROTH_CUDA_MSM_L=<L0>/<L1> overrides them, for tuning
+        let (l_chunk, l1) = std::env::var("CROSSGROTH_CUDA_MSM_L")
+            .ok()
+            .and_then(|v| {
+                let (a, b) = v.split_once('/')?;
+                Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))
+            })
+            .map_or((l_chunk, l1), |(a, b)| (a.clamp(2, 4096), b.clamp(2, 4096)));
         // Passes over parts of the scalars (see msm_passes): ranges of multiples
         // of 64 scalars, so that the density's words split cleanly.
         let passes = if table.overlap_upload {
