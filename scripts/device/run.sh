@@ -2,7 +2,7 @@
 # Runs on the GPU test machine (see shared/DEVICE.md), from the repository root,
 # after scripts/device/build.sh on the development machine; carry .device and .gl.
 #
-#   scripts/device/run.sh [check] [kernels] [shaders] [proofs] [sanitize] [bench] [matrix] [tune] [wgpu-msm]
+#   scripts/device/run.sh <phase>... (check kernels shaders proofs sanitize bench matrix tune wgpu-msm msm unpack all)
 #
 #   check     kernels, shaders, and the NTT / MSM benchmarks of crossgroth-cuda at
 #             2^20..2^24
@@ -22,11 +22,23 @@
 #             pick the variants, TUNE_C="" none)
 #   wgpu-msm  the wgpu G1 MSM on both field paths at WGPU_MSM_LOGS (default
 #             16,20,22), checked against blst (backends/wgpu/tests/perf.rs)
+#   msm       the crossgroth-cuda MSM benchmarks matching MSM_FILTER (default
+#             'g1_msm(_precomputed)?/2[024]$') with CROSSGROTH_CUDA_PROFILE=1,
+#             one profile line kept per eight (set other CROSSGROTH_CUDA_* knobs
+#             in the environment to compare)
+#   unpack    only unpack the binaries into /tmp/crossgroth-bin (for commands
+#             of your own after it)
+#   all       check proofs sanitize bench matrix (more than one 10-minute call;
+#             split it)
 #
-# With no argument: all of them (more than one 10-minute call; split it).
+# With no argument it prints this and exits: every phase costs device time.
 # scripts/device/closing.sh runs a fitting selection in two calls, one log file each.
 # Logs go to $OUT (or ./device-logs).
 set -uo pipefail
+if [ $# -eq 0 ]; then
+    sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+    exit 2
+fi
 out="${OUT:-device-logs}"
 mkdir -p "$out"
 bin=/tmp/crossgroth-bin
@@ -43,7 +55,8 @@ if [ -d .gl ]; then
 fi
 export CROSSGROTH_REQUIRE_CUDA=1
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(check proofs sanitize bench matrix)
+[ "${phases[*]}" = unpack ] && exit 0
+[ "${phases[*]}" = all ] && phases=(check proofs sanitize bench matrix)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
 "$bin/crossgroth" devices 2>&1 | tee "$out/devices.txt"
 status=0
@@ -103,6 +116,14 @@ for phase in "${phases[@]}"; do
             CROSSGROTH_CUDA_MSM_C=$c CROSSGROTH_CUDA_PROFILE=1 CROSSGROTH_BENCH_MAX_LOG=24 \
                 step "tune-msm-c$c" "$bin/cuda" --bench --warm-up-time 1 --measurement-time 3 'g1_msm/24'
         done
+        ;;
+    msm)
+        echo "== msm ($(date -u +%T))"
+        CROSSGROTH_CUDA_PROFILE=1 "$bin/cuda" --bench --warm-up-time 1 --measurement-time 3 \
+            "${MSM_FILTER:-g1_msm(_precomputed)?/2[024]\$}" 2>&1 |
+            awk '/ profile / { if (n++ % 8 != 1) next } !/^(Benchmarking|Warming|Collecting|Analyzing)/' |
+            tee "$out/msm.txt"
+        [ "${PIPESTATUS[0]}" = 0 ] || { echo "!! msm failed"; status=1; }
         ;;
     *) echo "unknown phase $phase"; status=2 ;;
     esac
