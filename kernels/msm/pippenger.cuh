@@ -43,6 +43,11 @@
 #define MSM_ACC_MIN_BLOCKS 2
 #endif
 
+// Accumulation variant that loads the next base ahead (see msm_accumulate_impl).
+#ifndef MSM_ACC_PREFETCH
+#define MSM_ACC_PREFETCH 0
+#endif
+
 #define MSM_NONE 0xffffffffu
 #define MSM_ONE_FLAG 0x80000000u
 
@@ -277,6 +282,33 @@ __device__ __forceinline__ void msm_accumulate_impl(const A* __restrict__ bases,
     u32 cur = (u32)(entries[start] >> 32);
     u32 run_start = start;
     X acc = X::inf();
+#if MSM_ACC_PREFETCH
+    // The next entry's base is loaded before this entry's addition, so its
+    // latency hides behind the addition's arithmetic (one more affine point
+    // in registers).
+    u64 ent = entries[start];
+    A p = load16(bases + ((u32)ent & 0x7fffffffu));
+    for (u32 e = start; e < end; e++) {
+        u64 next_ent = 0;
+        A next;
+        if (e + 1 < end) {
+            next_ent = entries[e + 1];
+            next = load16(bases + ((u32)next_ent & 0x7fffffffu));
+        }
+        u32 k = (u32)(ent >> 32);
+        if (k != cur) {
+            if (run_start == start && !final_level) store16(heads + t, acc);
+            else bucket_add(buckets, cur, acc);
+            cur = k;
+            run_start = e;
+            acc = X::inf();
+        }
+        if ((u32)ent & 0x80000000u) p.y = p.y.neg();
+        acc.add_affine(p);
+        ent = next_ent;
+        p = next;
+    }
+#else
     for (u32 e = start; e < end; e++) {
         u64 ent = entries[e];
         u32 k = (u32)(ent >> 32);
@@ -292,6 +324,7 @@ __device__ __forceinline__ void msm_accumulate_impl(const A* __restrict__ bases,
         if (v & 0x80000000u) p.y = p.y.neg();
         acc.add_affine(p);
     }
+#endif
     if (run_start == start && !final_level) store16(heads + t, acc);
     else bucket_add(buckets, cur, acc);
 }

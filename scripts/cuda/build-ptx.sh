@@ -7,6 +7,12 @@
 #                                      ptxas -arch=sm_90, which also catches
 #                                      assembler errors) and fail if either
 #                                      differs from the committed file
+#   scripts/cuda/build-ptx.sh --variant DIR [-DNAME=VALUE...]
+#                                      build a variant of the module with extra
+#                                      defines into DIR (PTX, sm_90 cubin, and
+#                                      ptxas's register report), for
+#                                      experiments: load it on the GPU with
+#                                      CROSSGROTH_CUDA_CUBIN=DIR/crossgroth.sm_90.cubin
 #
 # The PTX is what every GPU from Volta on runs (the driver JIT-compiles it,
 # ~15 s on first load for this module). The sm_90 cubin is the same code
@@ -44,18 +50,30 @@ libnvrtc="$tools/nvidia/cuda_nvrtc/lib/libnvrtc.so.12"
 ptxas="$tools/nvidia/cuda_nvcc/bin/ptxas"
 chmod +x "$ptxas" 2>/dev/null || true
 
-compile() {  # $1: output file
+compile() {  # $1: output file, then extra NVRTC options
     # Work on a copy under a fixed relative name so no checkout path can reach
     # the output; -I. resolves the kernels' includes.
-    (cd "$repo/kernels" && "$python" "$repo/scripts/cuda/nvrtc_ptx.py" "$libnvrtc" crossgroth.cu "$1" \
-        "--gpu-architecture=$ARCH" -std=c++17 -I. -DNDEBUG)
+    local out=$1
+    shift
+    (cd "$repo/kernels" && "$python" "$repo/scripts/cuda/nvrtc_ptx.py" "$libnvrtc" crossgroth.cu "$out" \
+        "--gpu-architecture=$ARCH" -std=c++17 -I. -DNDEBUG "$@")
 }
 
-assemble() {  # $1: ptx, $2: cubin
-    "$ptxas" -arch=sm_90 -O3 "$1" -o "$2"
+assemble() {  # $1: ptx, $2: cubin, then extra ptxas options
+    local ptx=$1 cubin=$2
+    shift 2
+    "$ptxas" -arch=sm_90 -O3 "$@" "$ptx" -o "$cubin"
 }
 
-if [[ "${1:-}" == "--check" ]]; then
+if [[ "${1:-}" == "--variant" ]]; then
+    mkdir -p "${2:?--variant needs a folder}"
+    dir="$(cd "$2" && pwd)"
+    shift 2
+    compile "$dir/crossgroth.ptx" "$@"
+    assemble "$dir/crossgroth.ptx" "$dir/crossgroth.sm_90.cubin" -v 2> "$dir/ptxas.txt"
+    echo "build-ptx: variant $* -> $dir/crossgroth.sm_90.cubin"
+    grep -A3 "Function properties for g1_msm_accumulate\$" "$dir/ptxas.txt" | grep -o "Used [0-9]* registers\|[0-9]* bytes spill stores" || true
+elif [[ "${1:-}" == "--check" ]]; then
     tmp="$(mktemp -d)"
     trap 'rm -rf "$tmp"' EXIT
     compile "$tmp/crossgroth.ptx"

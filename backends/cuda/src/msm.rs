@@ -81,8 +81,9 @@ const SCAN_TILE: usize = 4096;
 /// accumulates into empty buckets of its own and merges them (one addition per
 /// bucket) and runs its own levels of partial sums.
 ///
-/// Two passes when half the upload (at ~28 GB/s from pageable memory through
-/// the staging buffers) is worth more than that: ~1.5 ms of levels plus
+/// Two passes when the part of the upload (at ~28 GB/s from pageable memory
+/// through the staging buffers) that the second pass hides (all but the first
+/// pass's share, see first_pass_share) is worth more than that: ~1.5 ms of levels plus
 /// ~0.65 ns per bucket merged (H200, 2026-11-30, G1 MSM 2^24: 2 passes on a
 /// table of 12 copies 134.1 -> 129.4 ms, plain 145.6 -> 144.0 ms; 4 passes
 /// 133.6 ms on the table: the levels, merges and the accumulation's tail per
@@ -99,11 +100,51 @@ fn msm_passes(set: usize, n: usize, nb: usize) -> usize {
     }
     let upload_ms = (n * 32) as f64 / 28e6;
     let extra_pass_ms = 1.5 + nb as f64 * 0.65e-6;
-    if upload_ms / 2.0 > extra_pass_ms {
+    // the second pass hides all but the first pass's share of the upload
+    if upload_ms * (1.0 - first_pass_share(2)) > extra_pass_ms {
         2
     } else {
         1
     }
+}
+
+/// Share of the scalars in the first of `passes` passes: half an even share
+/// (1 / (2 passes)), so that the upload on the critical path, the first
+/// pass's, is smaller while the later passes' uploads still hide behind the
+/// kernels of the pass before (a pass's kernels take several times its
+/// upload). CROSSGROTH_CUDA_MSM_FIRST_SHARE=<0..1> overrides it, for tuning.
+fn first_pass_share(passes: usize) -> f64 {
+    if let Some(s) = std::env::var("CROSSGROTH_CUDA_MSM_FIRST_SHARE")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| *s > 0.0 && *s <= 1.0)
+    {
+        return s;
+    }
+    1.0 / (2 * passes.max(1)) as f64
+}
+
+/// The passes' ranges of scalars: the first about `first_share` of n, the
+/// rest cut evenly; every boundary a multiple of 64 (the density's words split
+/// cleanly), no range empty.
+fn pass_ranges(n: usize, passes: usize, first_share: f64) -> Vec<(usize, usize)> {
+    let align = |v: usize| v.div_ceil(64) * 64;
+    if passes <= 1 || n <= 64 {
+        return vec![(0, n)];
+    }
+    let first = align((n as f64 * first_share) as usize).clamp(64, n);
+    let mut ranges = vec![(0, first)];
+    let rest = n - first;
+    if rest > 0 {
+        let per = align(rest.div_ceil(passes - 1)).max(64);
+        let mut lo = first;
+        while lo < n {
+            let hi = (lo + per).min(n);
+            ranges.push((lo, hi));
+            lo = hi;
+        }
+    }
+    ranges
 }
 
 /// Window size for an MSM of n effective terms (CROSSGROTH_CUDA_MSM_C=<4..=22>
@@ -323,11 +364,7 @@ impl CudaBackend {
         } else {
             1
         };
-        let per_pass = n.div_ceil(passes).div_ceil(64).max(1) * 64;
-        let ranges: Vec<(usize, usize)> = (0..n)
-            .step_by(per_pass)
-            .map(|lo| (lo, (lo + per_pass).min(n)))
-            .collect();
+        let ranges = pass_ranges(n, passes, first_pass_share(passes));
         let m_max = ranges.iter().map(|r| r.1 - r.0).max().unwrap_or(0);
         let pass_entries = nwin * m_max;
         let nchunks = pass_entries.div_ceil(l_chunk as usize).max(1);
@@ -611,7 +648,7 @@ pub(crate) fn effective_terms(n: usize, density: Option<&[u64]>) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{model_window_bits, WindowPlan};
+    use super::{first_pass_share, model_window_bits, pass_ranges, WindowPlan};
 
     #[test]
     fn copies_are_used_where_the_model_says_they_pay() {
@@ -629,6 +666,28 @@ mod tests {
         // plain bases
         let p = WindowPlan::choose(1 << 20, 1, 0);
         assert_eq!((p.c, p.wset, p.stride), (16, 16, 1));
+    }
+
+    #[test]
+    fn pass_ranges_cover_the_scalars_in_order_on_64_boundaries() {
+        for n in [1usize, 63, 64, 65, 1000, 4096, 1 << 20, (1 << 24) + 17] {
+            for passes in 1..=5 {
+                for share in [1.0 / (2 * passes - 1) as f64, 0.5, 0.01, 1.0] {
+                    let r = pass_ranges(n, passes, share);
+                    assert_eq!(r[0].0, 0);
+                    assert_eq!(r.last().unwrap().1, n);
+                    assert!(r.len() <= passes.max(1), "{n} {passes} {share}: {r:?}");
+                    for w in r.windows(2) {
+                        assert_eq!(w[0].1, w[1].0);
+                        assert_eq!(w[0].1 % 64, 0);
+                    }
+                    assert!(r.iter().all(|(lo, hi)| lo < hi), "{n} {passes}: {r:?}");
+                }
+            }
+        }
+        // two passes of 2^24: a quarter, then three quarters
+        let r = pass_ranges(1 << 24, 2, first_pass_share(2));
+        assert_eq!(r, vec![(0, 1 << 22), (1 << 22, 1 << 24)]);
     }
 
     #[test]

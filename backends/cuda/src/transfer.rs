@@ -84,7 +84,15 @@ pub(crate) fn stage_chunk(len: usize) -> usize {
 /// buffers; smaller ones are plain (pageable) copies.
 const STAGED_MIN_WORDS: usize = 1 << 19;
 
+/// Host threads that copy into the pinned buffers: up to 8
+/// (CROSSGROTH_CUDA_COPY_THREADS=<1..=64> overrides it, for tuning).
 pub(crate) fn host_threads() -> usize {
+    if let Some(t) = std::env::var("CROSSGROTH_CUDA_COPY_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        return t.clamp(1, 64);
+    }
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)

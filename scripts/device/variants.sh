@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs on the GPU test machine: compares variants of the MSM in one call, one
+# log file ($OUT/variants.txt). A variant is a name and the environment it runs
+# with:
+#
+#   scripts/device/variants.sh name[:VAR=value[,VAR=value...]]...
+#
+#   e.g. base mss:CROSSGROTH_CUDA_CUBIN=.device-cubins/mss.cubin \
+#        half:CROSSGROTH_CUDA_MSM_FIRST_SHARE=0.5
+#
+# For each: the MSM kernel tests (VARIANT_TESTS, default the small ones:
+# t1 t2 without t13 t14 t17; empty: none; a variant may set it), then the crossgroth-cuda benchmarks
+# matching MSM_FILTER (default the G1 MSM of 2^24 on a table) with
+# CROSSGROTH_CUDA_PROFILE=1, one profile line kept per eight.
+#
+# Kernel variants: build a cubin with other defines on the development machine
+#   scripts/cuda/build-ptx.sh --variant .device-variants/mss -DXYZZ_MUL_SUB_MUL=1
+#   mkdir -p .device-cubins && cp .device-variants/mss/crossgroth.sm_90.cubin .device-cubins/mss.cubin
+# and carry .device, .gl and .device-cubins.
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+out="${OUT:-device-logs}"
+mkdir -p "$out"
+bash "$here/run.sh" unpack || exit 1
+bin=/tmp/crossgroth-bin
+log="$out/variants.txt"
+filter="${MSM_FILTER:-g1_msm_precomputed/24\$}"
+export CROSSGROTH_REQUIRE_CUDA=1
+status=0
+for spec in "$@"; do
+    name="${spec%%:*}"
+    envs=""
+    [[ "$spec" == *:* ]] && envs="${spec#*:}"
+    echo "== $name ($(date -u +%T)) ${envs}" | tee -a "$log"
+    (
+        IFS=,
+        for kv in $envs; do export "${kv?}"; done
+        unset IFS
+        tests="${VARIANT_TESTS-t1 t2 --skip t13 --skip t14 --skip t17}"
+        if [ -n "$tests" ]; then
+            # shellcheck disable=SC2086
+            "$bin/gpu" --test-threads=1 $tests > /tmp/variant-tests.txt 2>&1
+            rc=$?
+            grep -E "^test |test result|panicked" /tmp/variant-tests.txt
+            [ $rc = 0 ] || { tail -30 /tmp/variant-tests.txt; echo "!! $name: tests failed"; exit 1; }
+        fi
+        CROSSGROTH_CUDA_PROFILE=1 "$bin/cuda" --bench --warm-up-time 1 --measurement-time 3 "$filter" 2>&1 |
+            awk '/ profile / { if (n++ % 8 != 1) next } !/^(Benchmarking|Warming|Collecting|Analyzing)/'
+        [ "${PIPESTATUS[0]}" = 0 ] || { echo "!! $name: bench failed"; exit 1; }
+    ) > >(tee -a "$log") 2>&1 || status=1
+done
+echo "== done ($(date -u +%T)), status $status" | tee -a "$log"
+exit $status
