@@ -4,20 +4,6 @@
 // mdbl-2008-s-1, dbl-2008-s-1), with the exceptional cases handled.
 #pragma once
 
-// Y3 = a b - c d of every formula with one Montgomery reduction
-// (mont_t::mul_sub_mul) instead of two products and a subtraction.
-#ifndef XYZZ_MUL_SUB_MUL
-#define XYZZ_MUL_SUB_MUL 0
-#endif
-template <class F>
-__device__ __forceinline__ F mul_sub_mul(const F& a, const F& b, const F& c, const F& d) {
-#if XYZZ_MUL_SUB_MUL
-    return F::mul_sub_mul(a, b, c, d);
-#else
-    return a * b - c * d;
-#endif
-}
-
 // blst_p1_affine / blst_p2_affine: {x, y}; the identity is x = y = 0.
 template <class F>
 struct affine_t {
@@ -59,7 +45,7 @@ struct xyzz_t {
         F X2 = X.sqr();
         F M = X2.dbl() + X2;
         F X3 = M.sqr() - S.dbl();
-        Y = mul_sub_mul(M, S - X3, W, Y);
+        Y = M * (S - X3) - W * Y;
         X = X3;
         ZZ = V * ZZ;
         ZZZ = W * ZZZ;
@@ -74,7 +60,7 @@ struct xyzz_t {
         F X2 = p.x.sqr();
         F M = X2.dbl() + X2;
         X = M.sqr() - S.dbl();
-        Y = mul_sub_mul(M, S - X, W, p.y);
+        Y = M * (S - X) - W * p.y;
         ZZ = V;
         ZZZ = W;
     }
@@ -96,7 +82,7 @@ struct xyzz_t {
         F PPP = P * PP;
         F Q = X * PP;
         F X3 = R.sqr() - PPP - Q.dbl();
-        Y = mul_sub_mul(R, Q - X3, Y, PPP);
+        Y = R * (Q - X3) - Y * PPP;
         X = X3;
         ZZ = ZZ * PP;
         ZZZ = ZZZ * PPP;
@@ -121,7 +107,7 @@ struct xyzz_t {
         F PPP = P * PP;
         F Q = U1 * PP;
         F X3 = R.sqr() - PPP - Q.dbl();
-        Y = mul_sub_mul(R, Q - X3, S1, PPP);
+        Y = R * (Q - X3) - S1 * PPP;
         X = X3;
         ZZ = ZZ * q.ZZ * PP;
         ZZZ = ZZZ * q.ZZZ * PPP;

@@ -24,11 +24,6 @@ struct fq2_t {
         r.c1 = t2 - t0 - t1;
         return r;
     }
-    // a * b - c * d (mont_t has a form with one reduction; here, plain)
-    __device__ __forceinline__ static fq2_t mul_sub_mul(const fq2_t& a, const fq2_t& b, const fq2_t& c,
-                                                        const fq2_t& d) {
-        return a * b - c * d;
-    }
     // 1 / (a + bu) = (a - bu) / (a^2 + b^2); zero stays zero.
     __device__ __forceinline__ fq2_t inverse() const {
         fq_t t = (c0.sqr() + c1.sqr()).inverse();

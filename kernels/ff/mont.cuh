@@ -81,10 +81,7 @@ struct alignas(16) mont_t {
         if (P::inline_mul) return mul_inl(a, b);
         return mul_call(a, b);
     }
-    __device__ __noinline__ static mont_t mul_call(mont_t a, mont_t b) {
-        if (P::karatsuba) return mul_kara_inl(a, b);
-        return mul_inl(a, b);
-    }
+    __device__ __noinline__ static mont_t mul_call(mont_t a, mont_t b) { return mul_inl(a, b); }
 
     // Montgomery product a * b * R^-1 mod p: CIOS (one outer step per limb of
     // b) with the accumulator split by limb parity. Products of even limbs of
@@ -299,134 +296,6 @@ struct alignas(16) mont_t {
     __device__ __forceinline__ static mont_t sqr_inl(const mont_t& a) {
         u32 t[2 * N];
         sqr_wide(t, a.l);
-        return redc_wide(t);
-    }
-
-    // The 2M-limb product a * b of M-limb a and b (M even) into t. Row i (b_i
-    // times every limb of a) adds its products with even j into x (limbs
-    // i .. i + M - 1) and those with odd j into y (limbs i + 1 .. i + M), so
-    // the low and high halves of each product land in adjacent limbs of one
-    // carry chain (fused into one wide multiply-add, as in mul_inl). Each
-    // row's last high half starts a fresh limb: the even-j part of a is below
-    // 2^(32(M-1)), so x after row i is below 2^(32(M+i)), and y below
-    // 2^(32(M+i+1)); no carry leaves a row.
-    template <int M>
-    __device__ __forceinline__ static void mul_wide_row(u32* acc, const u32* a, u32 bi, int i, int j0) {
-#pragma unroll
-        for (int j = j0; j < M; j += 2) {
-            const int k = i + j;
-            if (j == j0) acc[k] = ptx::mad_lo_cc(a[j], bi, acc[k]);
-            else acc[k] = ptx::madc_lo_cc(a[j], bi, acc[k]);
-            if (j + 2 < M) acc[k + 1] = ptx::madc_hi_cc(a[j], bi, acc[k + 1]);
-            else acc[k + 1] = ptx::madc_hi(a[j], bi, 0);
-        }
-    }
-    template <int M>
-    __device__ __forceinline__ static void mul_wide(u32* t, const u32* a, const u32* b) {
-        u32 x[2 * M], y[2 * M];
-#pragma unroll
-        for (int j = 0; j < M; j += 2) {
-            x[j] = ptx::mul_lo(a[j], b[0]);
-            x[j + 1] = ptx::mul_hi(a[j], b[0]);
-            y[j + 1] = ptx::mul_lo(a[j + 1], b[0]);
-            y[j + 2] = ptx::mul_hi(a[j + 1], b[0]);
-        }
-#pragma unroll
-        for (int i = 1; i < M; i++) {
-            mul_wide_row<M>(x, a, b[i], i, 0);
-            mul_wide_row<M>(y, a, b[i], i, 1);
-        }
-        // x: limbs 0 .. 2M - 2, y: limbs 1 .. 2M - 1
-        t[0] = x[0];
-        t[1] = ptx::add_cc(x[1], y[1]);
-#pragma unroll
-        for (int k = 2; k < 2 * M - 1; k++) t[k] = ptx::addc_cc(x[k], y[k]);
-        t[2 * M - 1] = ptx::addc(y[2 * M - 1], 0);
-    }
-
-    // The 2N-limb product by one level of Karatsuba over halves of H = N / 2
-    // limbs: z0 = a0 b0, z2 = a1 b1 and z1 = (a0 + a1)(b0 + b1), three H x H
-    // products (Fq: 108 wide multiply-adds instead of 144); the rest is adds
-    // and subtractions, which run on the integer ALU beside the multiplier.
-    // The half sums have a carry bit each (ca, cb): (a0 + a1)(b0 + b1) =
-    // z1 + (ca sb + cb sa) 2^(32H) + ca cb 2^(32N), 13 limbs with Fq.
-    __device__ __forceinline__ static void mul_wide_karatsuba(u32* t, const u32* a, const u32* b) {
-        constexpr int H = N / 2;
-        u32 sa[H], sb[H], z1[N + 1];
-        sa[0] = ptx::add_cc(a[0], a[H]);
-#pragma unroll
-        for (int i = 1; i < H; i++) sa[i] = ptx::addc_cc(a[i], a[H + i]);
-        const u32 ca = ptx::addc(0, 0);
-        sb[0] = ptx::add_cc(b[0], b[H]);
-#pragma unroll
-        for (int i = 1; i < H; i++) sb[i] = ptx::addc_cc(b[i], b[H + i]);
-        const u32 cb = ptx::addc(0, 0);
-        mul_wide<H>(t, a, b);              // z0: limbs 0 .. N - 1
-        mul_wide<H>(t + N, a + H, b + H);  // z2: limbs N .. 2N - 1
-        mul_wide<H>(z1, sa, sb);
-        const u32 ma = 0u - ca, mb = 0u - cb;
-        z1[H] = ptx::add_cc(z1[H], sb[0] & ma);
-#pragma unroll
-        for (int i = 1; i < H; i++) z1[H + i] = ptx::addc_cc(z1[H + i], sb[i] & ma);
-        z1[N] = ptx::addc(ca & cb, 0);
-        z1[H] = ptx::add_cc(z1[H], sa[0] & mb);
-#pragma unroll
-        for (int i = 1; i < H; i++) z1[H + i] = ptx::addc_cc(z1[H + i], sa[i] & mb);
-        z1[N] = ptx::addc(z1[N], 0);
-        // the middle term a0 b1 + a1 b0 = z1 - z0 - z2 (below 2^(64H + 1))
-        z1[0] = ptx::sub_cc(z1[0], t[0]);
-#pragma unroll
-        for (int i = 1; i < N; i++) z1[i] = ptx::subc_cc(z1[i], t[i]);
-        z1[N] = ptx::subc(z1[N], 0);
-        z1[0] = ptx::sub_cc(z1[0], t[N]);
-#pragma unroll
-        for (int i = 1; i < N; i++) z1[i] = ptx::subc_cc(z1[i], t[N + i]);
-        z1[N] = ptx::subc(z1[N], 0);
-        // t += middle 2^(32H)
-        t[H] = ptx::add_cc(t[H], z1[0]);
-#pragma unroll
-        for (int i = 1; i <= N; i++) t[H + i] = ptx::addc_cc(t[H + i], z1[i]);
-#pragma unroll
-        for (int k = H + N + 1; k < 2 * N - 1; k++) t[k] = ptx::addc_cc(t[k], 0);
-        t[2 * N - 1] = ptx::addc(t[2 * N - 1], 0);
-    }
-    // The 2N-limb product, by Karatsuba for fields with P::karatsuba.
-    __device__ __forceinline__ static void mul_wide_full(u32* t, const u32* a, const u32* b) {
-        if (P::karatsuba) mul_wide_karatsuba(t, a, b);
-        else mul_wide<N>(t, a, b);
-    }
-    // The Montgomery product as a 2N-limb product and a separate reduction
-    // (fields with P::karatsuba).
-    __device__ __forceinline__ static mont_t mul_kara_inl(const mont_t& a, const mont_t& b) {
-        u32 t[2 * N];
-        mul_wide_karatsuba(t, a.l, b.l);
-        return redc_wide(t);
-    }
-
-    // a * b - c * d with one Montgomery reduction instead of two: the 2N-limb
-    // products t1 = ab and t2 = cd (both below p^2), t1 + p^2 - t2 (in
-    // [0, 2p^2), below p R), then redc_wide. Needs P::mod_sq (p^2, 2N limbs).
-    __device__ __forceinline__ static mont_t mul_sub_mul(const mont_t& a, const mont_t& b, const mont_t& c,
-                                                         const mont_t& d) {
-        if (P::inline_mul) return mul_sub_mul_inl(a, b, c, d);
-        return mul_sub_mul_call(a, b, c, d);
-    }
-    __device__ __noinline__ static mont_t mul_sub_mul_call(mont_t a, mont_t b, mont_t c, mont_t d) {
-        return mul_sub_mul_inl(a, b, c, d);
-    }
-    __device__ __forceinline__ static mont_t mul_sub_mul_inl(const mont_t& a, const mont_t& b, const mont_t& c,
-                                                             const mont_t& d) {
-        u32 t[2 * N], u[2 * N];
-        mul_wide_full(t, a.l, b.l);
-        mul_wide_full(u, c.l, d.l);
-        t[0] = ptx::add_cc(t[0], P::mod_sq(0));
-#pragma unroll
-        for (int k = 1; k < 2 * N - 1; k++) t[k] = ptx::addc_cc(t[k], P::mod_sq(k));
-        t[2 * N - 1] = ptx::addc(t[2 * N - 1], P::mod_sq(2 * N - 1));
-        t[0] = ptx::sub_cc(t[0], u[0]);
-#pragma unroll
-        for (int k = 1; k < 2 * N - 1; k++) t[k] = ptx::subc_cc(t[k], u[k]);
-        t[2 * N - 1] = ptx::subc(t[2 * N - 1], u[2 * N - 1]);
         return redc_wide(t);
     }
 

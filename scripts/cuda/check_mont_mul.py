@@ -227,104 +227,6 @@ def redc_wide(t, p, n):
     return value(final_sub(even, mod, n))
 
 
-# mont_t::mul_wide<M>, statement by statement.
-def mul_wide_row(acc, a, bi, i, j0, m):
-    for j in range(j0, m, 2):
-        k = i + j
-        if j == j0:
-            acc[k] = mad_lo_cc(a[j], bi, acc[k])
-        else:
-            acc[k] = madc_lo_cc(a[j], bi, acc[k])
-        if j + 2 < m:
-            acc[k + 1] = madc_hi_cc(a[j], bi, acc[k + 1])
-        else:
-            acc[k + 1] = madc_hi(a[j], bi, 0)
-
-
-def mul_wide(a, b, m):
-    x, y, t = [None] * (2 * m), [None] * (2 * m), [None] * (2 * m)
-    for j in range(0, m, 2):
-        x[j], x[j + 1] = mul_lo(a[j], b[0]), mul_hi(a[j], b[0])
-        y[j + 1], y[j + 2] = mul_lo(a[j + 1], b[0]), mul_hi(a[j + 1], b[0])
-    for i in range(1, m):
-        mul_wide_row(x, a, b[i], i, 0, m)
-        mul_wide_row(y, a, b[i], i, 1, m)
-    t[0] = x[0]
-    t[1] = add_cc(x[1], y[1])
-    for k in range(2, 2 * m - 1):
-        t[k] = addc_cc(x[k], y[k])
-    t[2 * m - 1] = addc(y[2 * m - 1], 0)
-    return t
-
-
-# mont_t::mul_wide_karatsuba, statement by statement.
-def mul_wide_karatsuba(a, b, n):
-    h = n // 2
-    sa, sb, z1 = [None] * h, [None] * h, [None] * (n + 1)
-    sa[0] = add_cc(a[0], a[h])
-    for i in range(1, h):
-        sa[i] = addc_cc(a[i], a[h + i])
-    ca = addc(0, 0)
-    sb[0] = add_cc(b[0], b[h])
-    for i in range(1, h):
-        sb[i] = addc_cc(b[i], b[h + i])
-    cb = addc(0, 0)
-    t = mul_wide(a[:h], b[:h], h) + mul_wide(a[h:], b[h:], h)
-    z1[:n] = mul_wide(sa, sb, h)
-    ma, mb = (0 - ca) % W, (0 - cb) % W
-    z1[h] = add_cc(z1[h], sb[0] & ma)
-    for i in range(1, h):
-        z1[h + i] = addc_cc(z1[h + i], sb[i] & ma)
-    z1[n] = addc(ca & cb, 0)
-    z1[h] = add_cc(z1[h], sa[0] & mb)
-    for i in range(1, h):
-        z1[h + i] = addc_cc(z1[h + i], sa[i] & mb)
-    z1[n] = addc(z1[n], 0)
-    z1[0] = sub_cc(z1[0], t[0])
-    for i in range(1, n):
-        z1[i] = subc_cc(z1[i], t[i])
-    z1[n] = subc(z1[n], 0)
-    z1[0] = sub_cc(z1[0], t[n])
-    for i in range(1, n):
-        z1[i] = subc_cc(z1[i], t[n + i])
-    z1[n] = subc(z1[n], 0)
-    A, B = value(a), value(b)
-    a0, a1, b0, b1 = A % 2**(32 * h), A >> (32 * h), B % 2**(32 * h), B >> (32 * h)
-    assert value(z1) == a0 * b1 + a1 * b0, "Karatsuba middle term"
-    t[h] = add_cc(t[h], z1[0])
-    for i in range(1, n + 1):
-        t[h + i] = addc_cc(t[h + i], z1[i])
-    for k in range(h + n + 1, 2 * n - 1):
-        t[k] = addc_cc(t[k], 0)
-    t[2 * n - 1] = addc(t[2 * n - 1], 0)
-    return t
-
-
-def mont_mul_karatsuba(a, b, p, n):
-    t = mul_wide_karatsuba(limbs(a, n), limbs(b, n), n)
-    assert value(t) == a * b
-    return redc_wide(t, p, n)
-
-
-# mont_t::mul_sub_mul: a b - c d with one reduction.
-def mont_mul_sub_mul(a, b, c, d, p, n, karatsuba):
-    wide = mul_wide_karatsuba if karatsuba else mul_wide
-    t = wide(limbs(a, n), limbs(b, n), n)
-    u = wide(limbs(c, n), limbs(d, n), n)
-    assert value(t) == a * b and value(u) == c * d
-    sq = limbs(p * p, 2 * n)
-    t[0] = add_cc(t[0], sq[0])
-    for k in range(1, 2 * n - 1):
-        t[k] = addc_cc(t[k], sq[k])
-    t[2 * n - 1] = addc(t[2 * n - 1], sq[2 * n - 1])
-    t[0] = sub_cc(t[0], u[0])
-    for k in range(1, 2 * n - 1):
-        t[k] = subc_cc(t[k], u[k])
-    t[2 * n - 1] = subc(t[2 * n - 1], u[2 * n - 1])
-    assert value(t) == a * b + p * p - c * d
-    return redc_wide(t, p, n)
-
-
 def mont_sqr(a, p, n):
     t = sqr_wide(limbs(a, n), n)
     assert value(t) == a * a
@@ -381,34 +283,6 @@ def main():
             if got != want:
                 sys.exit(f"{name}: redc({t:#x}) = {got:#x}, expected {want:#x}")
         print(f"check_mont_mul: {name} reduction ok ({len(ts)} values below p R)")
-
-        # The 2N-limb product, plain and by Karatsuba, on any n-limb operands.
-        for a, b in [(x, y) for x in wide[:40] for y in wide[:40]] + list(zip(wide, reversed(wide))):
-            for f in (mul_wide, mul_wide_karatsuba):
-                t = value(f(limbs(a, n), limbs(b, n), n))
-                if t != a * b:
-                    sys.exit(f"{name}: {f.__name__}({a:#x}, {b:#x}) = {t:#x}, expected {a * b:#x}")
-        print(f"check_mont_mul: {name} 2N-limb products ok (plain and Karatsuba)")
-
-        # The Montgomery product by Karatsuba and a separate reduction.
-        for a, b in cases:
-            got, want = mont_mul_karatsuba(a, b, p, n), a * b * r_inv % p
-            if got != want:
-                sys.exit(f"{name}: mont_mul_karatsuba({a:#x}, {b:#x}) = {got:#x}, expected {want:#x}")
-        print(f"check_mont_mul: {name} Karatsuba products ok ({len(cases)} products)")
-
-        # a b - c d with one reduction, operands below p.
-        if name == "Fq":
-            quads = [(a, b, c, d) for a in edge[:5] for b in edge[:5] for c in edge[:5] for d in edge[:5]]
-            quads += [tuple(below(rng, n, p) for _ in range(4)) for _ in range(count)]
-            for a, b, c, d in quads:
-                want = (a * b - c * d) * r_inv % p
-                for karatsuba in (False, True):
-                    got = mont_mul_sub_mul(a, b, c, d, p, n, karatsuba)
-                    if got != want:
-                        sys.exit(f"{name}: mul_sub_mul({a:#x}, {b:#x}, {c:#x}, {d:#x}, karatsuba={karatsuba})"
-                                 f" = {got:#x}, expected {want:#x}")
-            print(f"check_mont_mul: {name} a b - c d ok ({len(quads)} cases)")
 
         # The Montgomery square, against the formula and the emulated product.
         sq = edge + [(p + 1) // 2, R * R % p, pow(R, 3, p), p - R % p, 2**(32 * n - 32) % p]

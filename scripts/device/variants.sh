@@ -5,17 +5,17 @@
 #
 #   scripts/device/variants.sh name[:VAR=value[,VAR=value...]]...
 #
-#   e.g. base mss:CROSSGROTH_CUDA_CUBIN=.device-cubins/mss.cubin \
+#   e.g. base nopf:CROSSGROTH_CUDA_CUBIN=.device-cubins/nopf.cubin \
 #        half:CROSSGROTH_CUDA_MSM_FIRST_SHARE=0.5
 #
 # For each: the MSM kernel tests (VARIANT_TESTS, default the small ones:
-# t1 t2 without t13 t14 t17; empty: none; a variant may set it), then the crossgroth-cuda benchmarks
-# matching MSM_FILTER (default the G1 MSM of 2^24 on a table) with
-# CROSSGROTH_CUDA_PROFILE=1, one profile line kept per eight.
+# t1 t2 without t13 t14 t17; empty: none), then the crossgroth-cuda benchmarks
+# matching MSM_FILTER (default the G1 MSM of 2^24 on a table; a variant may
+# set either) with CROSSGROTH_CUDA_PROFILE=1, one profile line kept per eight.
 #
 # Kernel variants: build a cubin with other defines on the development machine
-#   scripts/cuda/build-ptx.sh --variant .device-variants/mss -DXYZZ_MUL_SUB_MUL=1
-#   mkdir -p .device-cubins && cp .device-variants/mss/crossgroth.sm_90.cubin .device-cubins/mss.cubin
+#   scripts/cuda/build-ptx.sh --variant .device-variants/nopf -DMSM_ACC_PREFETCH=0
+#   mkdir -p .device-cubins && cp .device-variants/nopf/crossgroth.sm_90.cubin .device-cubins/nopf.cubin
 # and carry .device, .gl and .device-cubins.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -24,7 +24,6 @@ mkdir -p "$out"
 bash "$here/run.sh" unpack || exit 1
 bin=/tmp/crossgroth-bin
 log="$out/variants.txt"
-filter="${MSM_FILTER:-g1_msm_precomputed/24\$}"
 export CROSSGROTH_REQUIRE_CUDA=1
 status=0
 for spec in "$@"; do
@@ -37,6 +36,7 @@ for spec in "$@"; do
         for kv in $envs; do export "${kv?}"; done
         unset IFS
         tests="${VARIANT_TESTS-t1 t2 --skip t13 --skip t14 --skip t17}"
+        filter="${MSM_FILTER:-g1_msm_precomputed/24\$}"
         if [ -n "$tests" ]; then
             # shellcheck disable=SC2086
             "$bin/gpu" --test-threads=1 $tests > /tmp/variant-tests.txt 2>&1

@@ -213,7 +213,14 @@ pub struct CudaBackend {
 }
 
 macro_rules! launch {
-    ($self:expr, $f:expr, $threads:expr, $block:expr; $($arg:expr),* $(,)?) => {{
+    ($self:expr, $f:expr, $threads:expr, $block:expr; $($arg:expr),* $(,)?) => {
+        launch_on!($self.stream, $f, $threads, $block; $($arg),*)
+    };
+}
+
+/// launch! on a given stream.
+macro_rules! launch_on {
+    ($stream:expr, $f:expr, $threads:expr, $block:expr; $($arg:expr),* $(,)?) => {{
         let threads: u64 = ($threads) as u64;
         if threads > 0 {
             let block: u32 = $block;
@@ -222,7 +229,7 @@ macro_rules! launch {
                 return Err(CudaError::InvalidInput(format!("{}: {} threads is too many", stringify!($f), threads)));
             }
             use cudarc::driver::PushKernelArg as _;
-            let mut b = $self.stream.launch_builder(&$f);
+            let mut b = $stream.launch_builder(&$f);
             $( b.arg($arg); )*
             let cfg = cudarc::driver::LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
             // SAFETY: argument lists match the extern "C" kernel signatures in
