@@ -43,11 +43,10 @@
 #define MSM_ACC_MIN_BLOCKS 2
 #endif
 
-// The G1 accumulation loads the next base ahead (see msm_accumulate_impl);
-// H200, G1 MSM 2^24 on a table: accumulation 86.6 -> 85.7 ms (with
-// MSM_G1_ACC_INLINE). G2's points are twice the registers.
+// MSM_ACC_PREFETCH: the G1 accumulation loads the next base ahead (see
+// msm_accumulate_impl). Off: see MSM_G1_ACC_INLINE.
 #ifndef MSM_ACC_PREFETCH
-#define MSM_ACC_PREFETCH 1
+#define MSM_ACC_PREFETCH 0
 #endif
 
 #define MSM_NONE 0xffffffffu
@@ -491,12 +490,17 @@ __device__ __forceinline__ void msm_to_jacobian_impl(const X* __restrict__ in, u
     out[t] = j;
 }
 
-// The G1 accumulation with its Fq products inlined (fq_inline_t, same layout)
-// instead of called: each call moved its operands into the argument
-// registers (~36 moves a call, on the multiplier's pipe). H200, G1 MSM 2^24
-// on a table: accumulation 87.7 -> 86.6 ms, 212 registers, no spills.
+// MSM_G1_ACC_INLINE: the G1 accumulation with its Fq products inlined
+// (fq_inline_t, same layout) instead of called (each call moves its operands
+// into the argument registers, ~36 moves on the multiplier's pipe). Off by
+// default: on the H200 (2026-12-01) it took the G1 MSM of 2^24 on a table
+// from 119.1 to 117.9 ms (accumulation 87.7 -> 86.6; with MSM_ACC_PREFETCH
+// 116.8, 85.7), but proving the 2^20 chain from its assignment went from
+// 168-172 to 210-246 ms with it, although every MSM of the proof profiled the
+// same: the cause is not understood yet (a 26 000-instruction kernel beside
+// the prover's other work is the suspect), and proofs come first.
 #ifndef MSM_G1_ACC_INLINE
-#define MSM_G1_ACC_INLINE 1
+#define MSM_G1_ACC_INLINE 0
 #endif
 
 extern "C" __global__ void __launch_bounds__(128, MSM_ACC_MIN_BLOCKS)

@@ -82,9 +82,8 @@ const SCAN_TILE: usize = 4096;
 /// accumulates into empty buckets of its own and merges them (one addition per
 /// bucket) and runs its own levels of partial sums.
 ///
-/// Two passes when the part of the upload (at ~28 GB/s from pageable memory
-/// through the staging buffers) that the second pass hides (all but the first
-/// pass's share, see first_pass_share) is worth more than that: ~1.5 ms of levels plus
+/// Two passes when half the upload (at ~28 GB/s from pageable memory through
+/// the staging buffers) is worth more than that: ~1.5 ms of levels plus
 /// ~0.65 ns per bucket merged (H200, 2026-11-30, G1 MSM 2^24: 2 passes on a
 /// table of 12 copies 134.1 -> 129.4 ms, plain 145.6 -> 144.0 ms; 4 passes
 /// 133.6 ms on the table: the levels, merges and the accumulation's tail per
@@ -101,8 +100,12 @@ fn msm_passes(set: usize, n: usize, nb: usize) -> usize {
     }
     let upload_ms = (n * 32) as f64 / 28e6;
     let extra_pass_ms = 1.5 + nb as f64 * 0.65e-6;
-    // the second pass hides all but the first pass's share of the upload
-    if upload_ms * (1.0 - first_pass_share(2)) > extra_pass_ms {
+    // Half the upload, although the second pass now hides more of it: with
+    // the share hidden (four fifths) in the rule, proving the 2^20 chain went
+    // from 164 to 210 ms (H200, 2026-12-01), most likely because the
+    // prover's smaller MSMs on tables then took two passes, whose second
+    // stream and fixed costs outweigh the little upload they hide.
+    if upload_ms / 2.0 > extra_pass_ms {
         2
     } else {
         1
@@ -426,15 +429,24 @@ impl CudaBackend {
             .stream
             .alloc_zeros::<u32>(nb)
             .map_err(|e| CudaError::alloc("bucket counts", nb * 4, e))?;
-        // Sorted entries and bucket offsets: with several passes, two sets, so
-        // that pass p + 1 can be sorted while pass p accumulates from the other.
-        let sets = if multi { 2 } else { 1 };
-        let mut offsets_sets = Vec::with_capacity(sets);
-        let mut entries_sets = Vec::with_capacity(sets);
-        for _ in 0..sets {
-            offsets_sets.push(self.alloc_u32(nb + 1, "bucket offsets")?);
-            entries_sets.push(self.alloc_u64(pass_entries, "MSM entries")?);
+        // Sorted entries and bucket offsets: with several passes, two sets where
+        // the device has room for them, so that pass p + 1 can be sorted while
+        // pass p accumulates from the other; otherwise one, and each sort waits
+        // for the accumulation before it (CROSSGROTH_CUDA_MSM_ENTRY_SETS=1
+        // forces that, for tests).
+        let mut offsets_sets = vec![self.alloc_u32(nb + 1, "bucket offsets")?];
+        let mut entries_sets = vec![self.alloc_u64(pass_entries, "MSM entries")?];
+        let one_set = std::env::var("CROSSGROTH_CUDA_MSM_ENTRY_SETS").is_ok_and(|v| v == "1");
+        if multi && !one_set {
+            if let (Ok(o), Ok(e)) = (
+                self.alloc_u32(nb + 1, "bucket offsets"),
+                self.alloc_u64(pass_entries, "MSM entries"),
+            ) {
+                offsets_sets.push(o);
+                entries_sets.push(e);
+            }
         }
+        let sets = entries_sets.len();
         let mut cursor = self.alloc_u32(nb, "bucket cursor")?;
         // all-zero words are the XYZZ identity (ZZ = 0)
         let mut buckets = self
