@@ -43,12 +43,6 @@
 #define MSM_ACC_MIN_BLOCKS 2
 #endif
 
-// MSM_ACC_PREFETCH: the G1 accumulation loads the next base ahead (see
-// msm_accumulate_impl). Off: see MSM_G1_ACC_INLINE.
-#ifndef MSM_ACC_PREFETCH
-#define MSM_ACC_PREFETCH 0
-#endif
-
 #define MSM_NONE 0xffffffffu
 #define MSM_ONE_FLAG 0x80000000u
 
@@ -269,7 +263,7 @@ __device__ __forceinline__ void bucket_add(X* buckets, u32 key, const X& run) {
 // bucket begun in earlier chunks) goes to heads[t], an entry of level 1 whose
 // key is the key of the chunk's first entry. If all entries fit in one chunk,
 // the first run goes to its bucket too.
-template <bool prefetch, class A, class X>
+template <class A, class X>
 __device__ __forceinline__ void msm_accumulate_impl(const A* __restrict__ bases, const u64* __restrict__ entries,
                                                     const u32* __restrict__ offsets,
                                                     u32 nb, u32 L, X* __restrict__ buckets, X* __restrict__ heads) {
@@ -283,49 +277,20 @@ __device__ __forceinline__ void msm_accumulate_impl(const A* __restrict__ bases,
     u32 cur = (u32)(entries[start] >> 32);
     u32 run_start = start;
     X acc = X::inf();
-    if (prefetch) {
-        // The next entry's base is loaded before this entry's addition, so its
-        // latency hides behind the addition's arithmetic (one more affine point
-        // in registers). G2 keeps the plain loop (its points are twice the
-        // registers).
-        u64 ent = entries[start];
-        A p = load16(bases + ((u32)ent & 0x7fffffffu));
-        for (u32 e = start; e < end; e++) {
-            u64 next_ent = 0;
-            A next;
-            if (e + 1 < end) {
-                next_ent = entries[e + 1];
-                next = load16(bases + ((u32)next_ent & 0x7fffffffu));
-            }
-            u32 k = (u32)(ent >> 32);
-            if (k != cur) {
-                if (run_start == start && !final_level) store16(heads + t, acc);
-                else bucket_add(buckets, cur, acc);
-                cur = k;
-                run_start = e;
-                acc = X::inf();
-            }
-            if ((u32)ent & 0x80000000u) p.y = p.y.neg();
-            acc.add_affine(p);
-            ent = next_ent;
-            p = next;
+    for (u32 e = start; e < end; e++) {
+        u64 ent = entries[e];
+        u32 k = (u32)(ent >> 32);
+        if (k != cur) {
+            if (run_start == start && !final_level) store16(heads + t, acc);
+            else bucket_add(buckets, cur, acc);
+            cur = k;
+            run_start = e;
+            acc = X::inf();
         }
-    } else {
-        for (u32 e = start; e < end; e++) {
-            u64 ent = entries[e];
-            u32 k = (u32)(ent >> 32);
-            if (k != cur) {
-                if (run_start == start && !final_level) store16(heads + t, acc);
-                else bucket_add(buckets, cur, acc);
-                cur = k;
-                run_start = e;
-                acc = X::inf();
-            }
-            u32 v = (u32)ent;
-            A p = load16(bases + (v & 0x7fffffffu));
-            if (v & 0x80000000u) p.y = p.y.neg();
-            acc.add_affine(p);
-        }
+        u32 v = (u32)ent;
+        A p = load16(bases + (v & 0x7fffffffu));
+        if (v & 0x80000000u) p.y = p.y.neg();
+        acc.add_affine(p);
     }
     if (run_start == start && !final_level) store16(heads + t, acc);
     else bucket_add(buckets, cur, acc);
@@ -494,11 +459,12 @@ __device__ __forceinline__ void msm_to_jacobian_impl(const X* __restrict__ in, u
 // (fq_inline_t, same layout) instead of called (each call moves its operands
 // into the argument registers, ~36 moves on the multiplier's pipe). Off by
 // default: on the H200 (2026-12-01) it took the G1 MSM of 2^24 on a table
-// from 119.1 to 117.9 ms (accumulation 87.7 -> 86.6; with MSM_ACC_PREFETCH
-// 116.8, 85.7), but proving the 2^20 chain from its assignment went from
-// 168-172 to 210-246 ms with it, although every MSM of the proof profiled the
-// same: the cause is not understood yet (a 26 000-instruction kernel beside
-// the prover's other work is the suspect), and proofs come first.
+// from 119.1 to 117.9 ms (accumulation 87.7 -> 86.6; 116.8 with the next base
+// loaded ahead, a variant since removed), but proving the 2^20 chain from its
+// assignment went from 168-172 to 210-246 ms with it, although every MSM of
+// the proof profiled the same: the cause is not understood yet (a kernel of
+// 26 000 instructions beside the prover's other work is the suspect), and
+// proofs come first.
 #ifndef MSM_G1_ACC_INLINE
 #define MSM_G1_ACC_INLINE 0
 #endif
@@ -507,17 +473,16 @@ extern "C" __global__ void __launch_bounds__(128, MSM_ACC_MIN_BLOCKS)
     g1_msm_accumulate(const g1_affine_t* bases, const u64* entries, const u32* offsets, u32 nb, u32 L,
                       g1_xyzz_t* buckets, g1_xyzz_t* heads) {
 #if MSM_G1_ACC_INLINE
-    msm_accumulate_impl<MSM_ACC_PREFETCH>(reinterpret_cast<const g1_affine_inline_t*>(bases), entries, offsets,
-                                          nb, L, reinterpret_cast<g1_xyzz_inline_t*>(buckets),
-                                          reinterpret_cast<g1_xyzz_inline_t*>(heads));
+    msm_accumulate_impl(reinterpret_cast<const g1_affine_inline_t*>(bases), entries, offsets, nb, L,
+                        reinterpret_cast<g1_xyzz_inline_t*>(buckets), reinterpret_cast<g1_xyzz_inline_t*>(heads));
 #else
-    msm_accumulate_impl<MSM_ACC_PREFETCH>(bases, entries, offsets, nb, L, buckets, heads);
+    msm_accumulate_impl(bases, entries, offsets, nb, L, buckets, heads);
 #endif
 }
 extern "C" __global__ void __launch_bounds__(128, MSM_ACC_MIN_BLOCKS)
     g2_msm_accumulate(const g2_affine_t* bases, const u64* entries, const u32* offsets, u32 nb, u32 L,
                       g2_xyzz_t* buckets, g2_xyzz_t* heads) {
-    msm_accumulate_impl<false>(bases, entries, offsets, nb, L, buckets, heads);
+    msm_accumulate_impl(bases, entries, offsets, nb, L, buckets, heads);
 }
 
 #define MSM_INSTANTIATE(G)                                                                                        \

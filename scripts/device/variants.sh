@@ -5,7 +5,7 @@
 #
 #   scripts/device/variants.sh name[:VAR=value[,VAR=value...]]...
 #
-#   e.g. base nopf:CROSSGROTH_CUDA_CUBIN=.device-cubins/nopf.cubin \
+#   e.g. base inline:CROSSGROTH_CUDA_CUBIN=.device-cubins/inline.cubin \
 #        half:CROSSGROTH_CUDA_MSM_FIRST_SHARE=0.5
 #
 # For each: the MSM kernel tests (VARIANT_TESTS, default the small ones:
@@ -14,8 +14,8 @@
 # set either) with CROSSGROTH_CUDA_PROFILE=1, one profile line kept per eight.
 #
 # Kernel variants: build a cubin with other defines on the development machine
-#   scripts/cuda/build-ptx.sh --variant .device-variants/nopf -DMSM_ACC_PREFETCH=0
-#   mkdir -p .device-cubins && cp .device-variants/nopf/crossgroth.sm_90.cubin .device-cubins/nopf.cubin
+#   scripts/cuda/build-ptx.sh --variant .device-variants/inline -DMSM_G1_ACC_INLINE=1
+#   mkdir -p .device-cubins && cp .device-variants/inline/crossgroth.sm_90.cubin .device-cubins/inline.cubin
 # and carry .device, .gl and .device-cubins.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
