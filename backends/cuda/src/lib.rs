@@ -208,7 +208,7 @@ pub struct CudaBackend {
     pool: Option<usize>,
     /// Most precomputed copies per base that uploads make (1: none).
     precompute: std::sync::atomic::AtomicU32,
-    /// Passes per MSM when set (0: chosen per MSM; see msm::msm_passes).
+    /// Passes per MSM when set (0: chosen per MSM; see msm_plan::msm_passes).
     msm_passes: std::sync::atomic::AtomicUsize,
 }
 
@@ -241,7 +241,9 @@ macro_rules! launch_on {
 
 mod bases;
 mod msm;
+mod msm_plan;
 mod ntt;
+mod profile;
 mod tables;
 mod transfer;
 pub use bases::{G1Bases, G2Bases, HostBases};

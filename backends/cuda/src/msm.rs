@@ -6,201 +6,14 @@ use blst::blst_fr;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use std::sync::Arc;
 
+use crate::msm_plan::{
+    effective_terms, first_pass_share, msm_passes, pass_ranges, scatter_windows, WindowPlan,
+};
+use crate::profile::Profiler;
 use crate::{host, CudaBackend, CudaError, Curve};
-
-/// Per-phase device timings, printed to stderr when CROSSGROTH_CUDA_PROFILE is
-/// set (CUDA events between the phases; costs nothing otherwise).
-struct Profiler<'a> {
-    b: &'a CudaBackend,
-    marks: Vec<(std::borrow::Cow<'static, str>, cudarc::driver::CudaEvent)>,
-    on: bool,
-}
-impl<'a> Profiler<'a> {
-    pub(crate) fn new(b: &'a CudaBackend) -> Self {
-        let on = std::env::var_os("CROSSGROTH_CUDA_PROFILE").is_some();
-        let mut p = Profiler {
-            b,
-            marks: Vec::new(),
-            on,
-        };
-        p.mark("start");
-        p
-    }
-    pub(crate) fn mark(&mut self, what: &'static str) {
-        self.mark_named(what.into());
-    }
-    /// A phase of one of several passes ("p1.scatter"); of a single pass, the
-    /// plain phase name.
-    pub(crate) fn mark_pass(&mut self, pass: usize, passes: usize, what: &'static str) {
-        if !self.on {
-            return;
-        }
-        if passes == 1 {
-            self.mark_named(what.into());
-        } else {
-            self.mark_named(format!("p{pass}.{what}").into());
-        }
-    }
-    fn mark_named(&mut self, what: std::borrow::Cow<'static, str>) {
-        if !self.on {
-            return;
-        }
-        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        if let Ok(e) = self.b.ctx.new_event(flags) {
-            if e.record(&self.b.stream).is_ok() {
-                self.marks.push((what, e));
-            }
-        }
-    }
-    pub(crate) fn report(&self, title: &str) {
-        if !self.on || self.marks.len() < 2 {
-            return;
-        }
-        let mut line = format!("crossgroth-cuda profile {title}:");
-        for w in self.marks.windows(2) {
-            if let Ok(ms) = w[0].1.elapsed_ms(&w[1].1) {
-                line += &format!(" {}={:.3}ms", w[1].0, ms);
-            }
-        }
-        if let Ok(ms) = self.marks[0]
-            .1
-            .elapsed_ms(&self.marks[self.marks.len() - 1].1)
-        {
-            line += &format!(" total={ms:.3}ms");
-        }
-        eprintln!("{line}");
-    }
-}
 
 /// Bucket counts per block of the offsets scan (MSM_SCAN_TILE in pippenger.cuh).
 const SCAN_TILE: usize = 4096;
-
-/// Passes over parts of the scalars for an MSM of n terms with nb buckets
-/// (CROSSGROTH_CUDA_MSM_PASSES=<1..=16> overrides it). With several passes the
-/// copy lane uploads pass p + 1's scalars while the kernels work on pass p, so
-/// only the first part's upload is on the critical path; each later pass
-/// accumulates into empty buckets of its own and merges them (one addition per
-/// bucket) and runs its own levels of partial sums.
-///
-/// Two passes when half the upload (at ~28 GB/s from pageable memory through
-/// the staging buffers) is worth more than that: ~1.5 ms of levels plus
-/// ~0.65 ns per bucket merged (H200, 2026-11-30, G1 MSM 2^24: 2 passes on a
-/// table of 12 copies 134.1 -> 129.4 ms, plain 145.6 -> 144.0 ms; 4 passes
-/// 133.6 ms on the table: the levels, merges and the accumulation's tail per
-/// pass ate what the smaller first upload saved).
-fn msm_passes(set: usize, n: usize, nb: usize) -> usize {
-    if set > 0 {
-        return set.min(16);
-    }
-    if let Some(p) = std::env::var("CROSSGROTH_CUDA_MSM_PASSES")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-    {
-        return p.clamp(1, 16);
-    }
-    let upload_ms = (n * 32) as f64 / 28e6;
-    let extra_pass_ms = 1.5 + nb as f64 * 0.65e-6;
-    // Half the upload, although the second pass now hides more of it: with
-    // the share hidden (four fifths) in the rule, proving the 2^20 chain went
-    // from 164 to 210 ms (H200, 2026-12-01), most likely because the
-    // prover's smaller MSMs on tables then took two passes, whose second
-    // stream and fixed costs outweigh the little upload they hide.
-    if upload_ms / 2.0 > extra_pass_ms {
-        2
-    } else {
-        1
-    }
-}
-
-/// Share of the scalars in the first of `passes` passes: 1 / (2 passes + 1),
-/// so that the upload on the critical path, the first pass's, is small while
-/// the later passes' uploads still hide behind the kernels of the pass before
-/// (a pass's kernels take several times its upload).
-/// CROSSGROTH_CUDA_MSM_FIRST_SHARE=<0..1> overrides it, for tuning. H200,
-/// 2026-12-01, G1 MSM 2^24 on a table, two passes, first share 0.5 / 0.3 /
-/// 0.25 / 0.2: 123.9 / - / 119.1 / 118.7 ms with the sort after the
-/// accumulation; 117.6 / 115.6 / 114.8 ms with the later passes' sort on its
-/// own stream (0.3 / 0.25 / 0.2).
-fn first_pass_share(passes: usize) -> f64 {
-    if let Some(s) = std::env::var("CROSSGROTH_CUDA_MSM_FIRST_SHARE")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|s| *s > 0.0 && *s <= 1.0)
-    {
-        return s;
-    }
-    1.0 / (2 * passes.max(1) + 1) as f64
-}
-
-/// The passes' ranges of scalars: the first about `first_share` of n, the
-/// rest cut evenly; every boundary a multiple of 64 (the density's words split
-/// cleanly), no range empty.
-fn pass_ranges(n: usize, passes: usize, first_share: f64) -> Vec<(usize, usize)> {
-    let align = |v: usize| v.div_ceil(64) * 64;
-    if passes <= 1 || n <= 64 {
-        return vec![(0, n)];
-    }
-    let first = align((n as f64 * first_share) as usize).clamp(64, n);
-    let mut ranges = vec![(0, first)];
-    let rest = n - first;
-    if rest > 0 {
-        let per = align(rest.div_ceil(passes - 1)).max(64);
-        let mut lo = first;
-        while lo < n {
-            let hi = (lo + per).min(n);
-            ranges.push((lo, hi));
-            lo = hi;
-        }
-    }
-    ranges
-}
-
-/// Window size for an MSM of n effective terms (CROSSGROTH_CUDA_MSM_C=<4..=22>
-/// overrides it, for tuning): the c that minimises a cost model fitted to G1
-/// MSMs of 2^24 terms on the H200 (2026-11-29, c = 16..21): 0.54 ns per term
-/// and window (digits, sort, mixed addition) plus 1.6 ns per bucket (the
-/// running-sum reduction). At most 20: at 21 the bucket counters (13 windows
-/// x 2^20 x 4 bytes) outgrow the L2 cache and the sort takes twice as long.
-/// Measured at 2^24: c = 16 194 ms, 18 182, 19 183, 20 172, 21 203.
-pub(crate) fn window_bits(n: usize) -> u32 {
-    if let Some(c) = std::env::var("CROSSGROTH_CUDA_MSM_C")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-    {
-        return c.clamp(4, 22);
-    }
-    model_window_bits(n)
-}
-
-/// Windows per launch of the counting sort's scatter for `sets` bucket sets of
-/// `nwin` windows (CROSSGROTH_CUDA_MSM_SCATTER_WINDOWS overrides it, for
-/// tuning). A bucket set per window (plain bases): one, so a launch bumps one
-/// window's 2^(c-1) bucket cursors (2 MiB at c = 20, which stay in L2) and
-/// writes one window's part of the sorted entries. On the H200 the scatter of
-/// a G1 MSM of 2^24 (c = 20, 13 windows) took 12.15 ms a window at a time, 13.2
-/// ms three at a time and 18.3 ms all at once, although each launch recomputes
-/// the scalars' digits up to its window. One set for every window (a table of
-/// precomputed copies): every window's entries share the set's cursors anyway,
-/// so all windows in one launch (2^24 on a table of 12 copies, 2 passes: 7.1
-/// -> 6.35 ms a pass, the MSM 125.8 -> 123.8 ms; three a launch 124.3 ms).
-fn scatter_windows(sets: usize, nwin: usize) -> u32 {
-    std::env::var("CROSSGROTH_CUDA_MSM_SCATTER_WINDOWS")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-        .map_or(if sets == 1 { nwin as u32 } else { 1 }, |w| w.max(1))
-}
-
-pub(crate) fn model_window_bits(n: usize) -> u32 {
-    const NS_PER_TERM_WINDOW: f64 = 0.54;
-    const NS_PER_BUCKET: f64 = 1.6;
-    let cost = |c: u32| {
-        let windows = 256u32.div_ceil(c) as f64;
-        windows * (n as f64 * NS_PER_TERM_WINDOW + (1u64 << (c - 1)) as f64 * NS_PER_BUCKET)
-    };
-    (4..=20)
-        .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
-        .unwrap_or(16)
-}
 
 /// Resident bases as the MSM reads them: `copies` points per base, base-major
 /// (index b copies + k), copy k being 2^(c wset k) times the base, where wset
@@ -214,58 +27,6 @@ pub(crate) struct BaseTable<'a> {
     /// Whether the MSM may upload its scalars on the copy lane beside its
     /// kernels (not while a streamed MSM's uploads hold the lane).
     pub overlap_upload: bool,
-}
-
-/// How an MSM cuts its scalars: c-bit windows, nwin of them, whose digits go
-/// to wset bucket sets (window w to set w % wset, with copy w / wset of each
-/// base); point indices are b * stride + copy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct WindowPlan {
-    pub c: u32,
-    pub nwin: u32,
-    pub wset: u32,
-    pub stride: u32,
-}
-
-/// Modelled cost (ns) of an MSM of n terms in c-bit windows with wset bucket
-/// sets: every term costs one addition a window, every bucket of every set two
-/// in the running sums (see window_bits).
-pub(crate) fn plan_cost(n: usize, c: u32, wset: u32) -> f64 {
-    const NS_PER_TERM_WINDOW: f64 = 0.54;
-    const NS_PER_BUCKET: f64 = 1.6;
-    let windows = 256u32.div_ceil(c) as f64;
-    windows * n as f64 * NS_PER_TERM_WINDOW + wset as f64 * (1u64 << (c - 1)) as f64 * NS_PER_BUCKET
-}
-
-impl WindowPlan {
-    /// The plan for an MSM of `n` effective terms over `table`: its copies
-    /// where they beat plain windows in the cost model, else plain windows
-    /// (copy 0 of each base). CROSSGROTH_CUDA_MSM_C forces plain windows of
-    /// that size.
-    pub(crate) fn choose(n: usize, copies: u32, table_c: u32) -> Self {
-        let c = window_bits(n);
-        let plain = WindowPlan {
-            c,
-            nwin: 256u32.div_ceil(c),
-            wset: 256u32.div_ceil(c),
-            stride: copies.max(1),
-        };
-        if copies <= 1 || std::env::var_os("CROSSGROTH_CUDA_MSM_C").is_some() {
-            return plain;
-        }
-        let nwin = 256u32.div_ceil(table_c);
-        let copied = WindowPlan {
-            c: table_c,
-            nwin,
-            wset: nwin.div_ceil(copies),
-            stride: copies,
-        };
-        if plan_cost(n, copied.c, copied.wset) < plan_cost(n, plain.c, plain.wset) {
-            copied
-        } else {
-            plain
-        }
-    }
 }
 
 impl CudaBackend {
@@ -481,8 +242,10 @@ impl CudaBackend {
         // pass p's accumulation (the multiplier) instead of after it; the
         // accumulation waits for its pass's sort, and a sort waits until the
         // accumulation two passes back has read the entries it overwrites.
-        // (H200, 2026-12-01, G1 MSM 2^24 on a table, 2 passes: 117.4 -> 115.6
-        // ms; the two kernels share the SMs rather than overlap inside them,
+        // (H200, 2026-12-01, G1 MSM 2^24 on a table, 2 passes, with the
+        // accumulation's products inlined: 116.8 -> 115.6 ms, plain 130.5 ms
+        // against 140.4 the day before; the two kernels share the SMs rather
+        // than overlap inside them,
         // since the accumulation's blocks fill the register file, so what is
         // won is the second upload's wait; a sort stream of the highest
         // priority measured the same.)
@@ -709,88 +472,5 @@ impl CudaBackend {
         drop((tile_sums, tile_offsets, tile_cursor));
         drop((buckets, heads, heads2, segs, tmp));
         Ok((words, c))
-    }
-}
-
-/// Number of terms an MSM actually has (included variables).
-pub(crate) fn effective_terms(n: usize, density: Option<&[u64]>) -> usize {
-    match density {
-        None => n,
-        Some(d) => {
-            let mut acc = 0usize;
-            for (i, w) in d.iter().enumerate() {
-                if i * 64 >= n {
-                    break;
-                }
-                let bits = if (i + 1) * 64 <= n {
-                    *w
-                } else {
-                    w & ((1u64 << (n - i * 64)) - 1)
-                };
-                acc += bits.count_ones() as usize;
-            }
-            acc
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{first_pass_share, model_window_bits, pass_ranges, WindowPlan};
-
-    #[test]
-    fn copies_are_used_where_the_model_says_they_pay() {
-        // a full table for 8-bit windows: one bucket set
-        let p = WindowPlan::choose(1000, 32, 8);
-        assert_eq!((p.c, p.nwin, p.wset, p.stride), (8, 32, 1, 32));
-        // three copies: windows w, w + 11, w + 22 share a set
-        let p = WindowPlan::choose(1000, 3, 8);
-        assert_eq!((p.c, p.nwin, p.wset, p.stride), (8, 32, 11, 3));
-        // copies for 16-bit windows do not pay for 5000 terms: plain windows
-        // over copy 0 (stride 2)
-        let p = WindowPlan::choose(5000, 2, 16);
-        assert_eq!((p.wset, p.stride), (p.nwin, 2));
-        assert!(p.c < 16);
-        // plain bases
-        let p = WindowPlan::choose(1 << 20, 1, 0);
-        assert_eq!((p.c, p.wset, p.stride), (16, 16, 1));
-    }
-
-    #[test]
-    fn pass_ranges_cover_the_scalars_in_order_on_64_boundaries() {
-        for n in [1usize, 63, 64, 65, 1000, 4096, 1 << 20, (1 << 24) + 17] {
-            for passes in 1..=5 {
-                for share in [first_pass_share(passes), 0.5, 0.01, 1.0] {
-                    let r = pass_ranges(n, passes, share);
-                    assert_eq!(r[0].0, 0);
-                    assert_eq!(r.last().unwrap().1, n);
-                    assert!(r.len() <= passes.max(1), "{n} {passes} {share}: {r:?}");
-                    for w in r.windows(2) {
-                        assert_eq!(w[0].1, w[1].0);
-                        assert_eq!(w[0].1 % 64, 0);
-                    }
-                    assert!(r.iter().all(|(lo, hi)| lo < hi), "{n} {passes}: {r:?}");
-                }
-            }
-        }
-        // two passes of 2^24: a fifth (rounded up to 64 scalars), then the rest
-        let r = pass_ranges(1 << 24, 2, 0.2);
-        let first = ((1usize << 24) / 5).div_ceil(64) * 64;
-        assert_eq!(r, vec![(0, first), (first, 1 << 24)]);
-    }
-
-    #[test]
-    fn window_size_grows_with_the_msm_and_stops_at_20() {
-        assert_eq!(model_window_bits(0), 4);
-        assert_eq!(model_window_bits(1 << 10), 7);
-        assert_eq!(model_window_bits(1 << 20), 16);
-        assert_eq!(model_window_bits(1 << 24), 20);
-        assert_eq!(model_window_bits(1 << 28), 20);
-        let mut last = 4;
-        for lg in 0..30 {
-            let c = model_window_bits(1 << lg);
-            assert!(c >= last, "c fell from {last} to {c} at 2^{lg}");
-            last = c;
-        }
     }
 }

@@ -1,14 +1,14 @@
 //! Tables of precomputed copies of resident bases: copy k of a base is
 //! 2^(c w k) times it (w = windows per bucket set), stored base-major, so that
 //! an MSM puts the digits of several windows into one set of buckets (see
-//! kernels/msm/pippenger.cuh and msm::WindowPlan). Made on the device when the
+//! kernels/msm/pippenger.cuh and msm_plan::WindowPlan). Made on the device when the
 //! bases are uploaded; opt-in through CudaBackend::set_precompute.
 
 use blst::*;
 use cudarc::driver::CudaSlice;
 
 use crate::bases::{as_words, env_mib, Store, MSM_SCRATCH_PER_TERM};
-use crate::msm::{model_window_bits, plan_cost};
+use crate::msm_plan::{model_window_bits, plan_cost};
 use crate::{CudaBackend, CudaError, Curve, G1Bases, G2Bases};
 
 /// Largest window a precomputed table is made for: one set of 2^23 buckets

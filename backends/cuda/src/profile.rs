@@ -1,0 +1,67 @@
+//! Per-phase device timings of the MSM (CROSSGROTH_CUDA_PROFILE).
+
+use crate::CudaBackend;
+
+/// Per-phase device timings, printed to stderr when CROSSGROTH_CUDA_PROFILE is
+/// set (CUDA events between the phases; costs nothing otherwise).
+pub(crate) struct Profiler<'a> {
+    b: &'a CudaBackend,
+    marks: Vec<(std::borrow::Cow<'static, str>, cudarc::driver::CudaEvent)>,
+    on: bool,
+}
+impl<'a> Profiler<'a> {
+    pub(crate) fn new(b: &'a CudaBackend) -> Self {
+        let on = std::env::var_os("CROSSGROTH_CUDA_PROFILE").is_some();
+        let mut p = Profiler {
+            b,
+            marks: Vec::new(),
+            on,
+        };
+        p.mark("start");
+        p
+    }
+    pub(crate) fn mark(&mut self, what: &'static str) {
+        self.mark_named(what.into());
+    }
+    /// A phase of one of several passes ("p1.scatter"); of a single pass, the
+    /// plain phase name.
+    pub(crate) fn mark_pass(&mut self, pass: usize, passes: usize, what: &'static str) {
+        if !self.on {
+            return;
+        }
+        if passes == 1 {
+            self.mark_named(what.into());
+        } else {
+            self.mark_named(format!("p{pass}.{what}").into());
+        }
+    }
+    fn mark_named(&mut self, what: std::borrow::Cow<'static, str>) {
+        if !self.on {
+            return;
+        }
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        if let Ok(e) = self.b.ctx.new_event(flags) {
+            if e.record(&self.b.stream).is_ok() {
+                self.marks.push((what, e));
+            }
+        }
+    }
+    pub(crate) fn report(&self, title: &str) {
+        if !self.on || self.marks.len() < 2 {
+            return;
+        }
+        let mut line = format!("crossgroth-cuda profile {title}:");
+        for w in self.marks.windows(2) {
+            if let Ok(ms) = w[0].1.elapsed_ms(&w[1].1) {
+                line += &format!(" {}={:.3}ms", w[1].0, ms);
+            }
+        }
+        if let Ok(ms) = self.marks[0]
+            .1
+            .elapsed_ms(&self.marks[self.marks.len() - 1].1)
+        {
+            line += &format!(" total={ms:.3}ms");
+        }
+        eprintln!("{line}");
+    }
+}
