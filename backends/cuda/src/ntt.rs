@@ -10,6 +10,7 @@ use std::sync::Arc;
 use blst::blst_fr;
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
+use crate::profile::Profiler;
 use crate::{host, CudaBackend, CudaError};
 
 /// Must match NTT_BLOCK_LOG in kernels/ntt/ntt.cuh: a block holds at most
@@ -341,6 +342,7 @@ impl CudaBackend {
             }
         }
         let _g = self.guard();
+        let mut prof = Profiler::new(self);
         let m32 = m as u32;
         let g = host::fr_from_u64(host::COSET_GENERATOR);
         let ginv = host::fr_inv(&g);
@@ -362,6 +364,7 @@ impl CudaBackend {
         let tw_f = self.twiddles(log_m, false)?;
         let tw_i = self.twiddles(log_m, true)?;
         let zinv_arg = host::fr_arg(&zinv);
+        prof.mark("tables");
 
         let mut bufs = Vec::with_capacity(3);
         for (name, v) in [("a", a), ("b", b), ("c", c)] {
@@ -370,11 +373,13 @@ impl CudaBackend {
             self.ntt_device(&mut d, log_m, &tw_i, to_coset())?;
             self.ntt_device(&mut d, log_m, &tw_f, OutputScale::None)?;
             bufs.push(d);
+            prof.mark(name);
         }
         let cb = bufs.pop().expect("three buffers");
         let bb = bufs.pop().expect("three buffers");
         let mut ab = bufs.pop().expect("three buffers");
         launch!(self, self.k.h_combine, m32, 256; &mut ab, &bb, &cb, &m32, &zinv_arg);
+        prof.mark("combine");
         drop((bb, cb));
         let from_coset = OutputScale::Powers {
             lo: &d_ilo,
@@ -382,8 +387,11 @@ impl CudaBackend {
             bits: ibits,
         };
         self.ntt_device(&mut ab, log_m, &tw_i, from_coset)?;
+        prof.mark("inverse");
         let mut h = vec![blst_fr::default(); m - 1];
         self.download_large(&ab, host::fr_as_u64s_mut(&mut h), "compute_h")?;
+        prof.mark("download");
+        prof.report(&format!("H m=2^{log_m}"));
         Ok(h)
     }
 }

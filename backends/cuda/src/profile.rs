@@ -1,4 +1,5 @@
-//! Per-phase device timings of the MSM (CROSSGROTH_CUDA_PROFILE).
+//! Per-phase device timings of the MSM and the H computation
+//! (CROSSGROTH_CUDA_PROFILE).
 
 use crate::CudaBackend;
 
