@@ -190,24 +190,10 @@ impl CudaBackend {
             .stream
             .alloc_zeros::<u32>(nb)
             .map_err(|e| CudaError::alloc("bucket counts", nb * 4, e))?;
-        // Sorted entries and bucket offsets: with several passes, two sets where
-        // the device has room for them, so that pass p + 1 can be sorted while
-        // pass p accumulates from the other; otherwise one, and each sort waits
-        // for the accumulation before it (CROSSGROTH_CUDA_MSM_ENTRY_SETS=1
-        // forces that, for tests).
+        // Sorted entries and bucket offsets: one set here, a second (below)
+        // where the device has room for it.
         let mut offsets_sets = vec![self.alloc_u32(nb + 1, "bucket offsets")?];
         let mut entries_sets = vec![self.alloc_u64(pass_entries, "MSM entries")?];
-        let one_set = std::env::var("CROSSGROTH_CUDA_MSM_ENTRY_SETS").is_ok_and(|v| v == "1");
-        if multi && !one_set {
-            if let (Ok(o), Ok(e)) = (
-                self.alloc_u32(nb + 1, "bucket offsets"),
-                self.alloc_u64(pass_entries, "MSM entries"),
-            ) {
-                offsets_sets.push(o);
-                entries_sets.push(e);
-            }
-        }
-        let sets = entries_sets.len();
         let mut cursor = self.alloc_u32(nb, "bucket cursor")?;
         // all-zero words are the XYZZ identity (ZZ = 0)
         let mut buckets = self
@@ -235,6 +221,23 @@ impl CudaBackend {
         let mut tile_sums = self.alloc_u32(tiles, "bucket tile sums")?;
         let mut tile_offsets = self.alloc_u32(tiles + 1, "bucket tile offsets")?;
         let mut tile_cursor = self.alloc_u32(tiles, "bucket tile offsets")?;
+        // With several passes, a second set of entries and offsets where the
+        // device has room for it after every other buffer (so that it never
+        // takes the room of one the MSM needs), so that pass p + 1 can be
+        // sorted while pass p accumulates from the other; otherwise each sort
+        // waits for the accumulation before it (CROSSGROTH_CUDA_MSM_ENTRY_SETS=1
+        // forces that, for tests).
+        let one_set = std::env::var("CROSSGROTH_CUDA_MSM_ENTRY_SETS").is_ok_and(|v| v == "1");
+        if multi && !one_set {
+            if let (Ok(o), Ok(e)) = (
+                self.alloc_u32(nb + 1, "bucket offsets"),
+                self.alloc_u64(pass_entries, "MSM entries"),
+            ) {
+                offsets_sets.push(o);
+                entries_sets.push(e);
+            }
+        }
+        let sets = entries_sets.len();
         prof.mark("alloc");
 
         // Several passes: the scalars' preparation and sort run on a stream of
@@ -394,6 +397,10 @@ impl CudaBackend {
             }
         }
         drop(lane_guard);
+        // The sort's buffers back to the pool for what follows (the stream
+        // waited for the last sort; frees are ordered on this stream).
+        drop((d_scal, canon, counts, offsets_sets, cursor, entries_sets));
+        drop((tile_sums, tile_offsets, tile_cursor));
         launch!(self, ck.bucket_reduce, nsets * nseg, 64; &buckets, &k32, &nsets32, &seg, &mut segs);
         prof.mark("bucket_reduce");
         // Reduce each window's nseg segment sums to one point.
@@ -457,19 +464,8 @@ impl CudaBackend {
             },
             table.copies,
         ));
-        drop((
-            d_scal,
-            d_density,
-            d_prefix,
-            canon,
-            bidx,
-            counts,
-            offsets_sets,
-            cursor,
-            entries_sets,
-        ));
+        drop((d_density, d_prefix, bidx));
         drop(sort_stream);
-        drop((tile_sums, tile_offsets, tile_cursor));
         drop((buckets, heads, heads2, segs, tmp));
         Ok((words, c))
     }
