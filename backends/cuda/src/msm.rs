@@ -342,14 +342,14 @@ impl CudaBackend {
             let offsets = &mut offsets_sets[set];
             let entries = &mut entries_sets[set];
             if !multi {
-                prof.mark_pass(p, ranges.len(), "prepare");
+                prof.mark("prepare");
             }
             // Bucket offsets: tile sums, their scan (one block), each tile's scan.
             launch_on!(ss, self.k.msm_scan_tiles, tiles * 1024, 1024; &counts, &nb32, &mut tile_sums);
             launch_on!(ss, self.k.msm_scan, 1024, 1024; &tile_sums, &tiles32, &mut tile_offsets, &mut tile_cursor);
             launch_on!(ss, self.k.msm_scan_apply, tiles * 1024, 1024; &counts, &nb32, &tile_offsets, &mut *offsets, &mut cursor);
             if !multi {
-                prof.mark_pass(p, ranges.len(), "scan");
+                prof.mark("scan");
             }
             let per_launch = scatter_windows(nsets, nwin);
             for w_lo in (0..nwin32).step_by(per_launch as usize) {
@@ -361,7 +361,7 @@ impl CudaBackend {
                 wait(&self.stream, &event(ss)?)?;
                 prof.mark_pass(p, ranges.len(), "sort_wait");
             } else {
-                prof.mark_pass(p, ranges.len(), "scatter");
+                prof.mark("scatter");
             }
             // The runs add to the buckets, which keep the earlier passes' sums.
             let chunks = (nwin * m).div_ceil(l_chunk as usize);
