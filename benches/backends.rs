@@ -201,6 +201,8 @@ fn prove_from_assignment(c: &mut Criterion) {
     if !wanted("prove") {
         return;
     }
+    // RUST_LOG=info prints each proof's stages (G1 side, B_G2, assembly)
+    let _ = env_logger::try_init();
     let all = backends();
     let mut group = c.benchmark_group("prove_from_assignment");
     group.sample_size(10);

@@ -12,6 +12,8 @@
 # t1 t2 without t13 t14 t17; empty: none), then the crossgroth-cuda benchmarks
 # matching MSM_FILTER (default the G1 MSM of 2^24 on a table; a variant may
 # set either) with CROSSGROTH_CUDA_PROFILE=1, one profile line kept per eight.
+# VARIANT_BENCH=prove runs the prove benchmark instead (the PROVE_LOG chain,
+# default 2^20, on cuda) and keeps every profile and stage line.
 #
 # Kernel variants: build a cubin with other defines on the development machine
 #   scripts/cuda/build-ptx.sh --variant .device-variants/inline -DMSM_G1_ACC_INLINE=1
@@ -44,8 +46,17 @@ for spec in "$@"; do
             grep -E "^test |test result|panicked" /tmp/variant-tests.txt
             [ $rc = 0 ] || { tail -30 /tmp/variant-tests.txt; echo "!! $name: tests failed"; exit 1; }
         fi
-        CROSSGROTH_CUDA_PROFILE=1 "$bin/cuda" --bench --warm-up-time 1 --measurement-time 3 "$filter" 2>&1 |
-            awk '/ profile / { if (n++ % 8 != 1) next } !/^(Benchmarking|Warming|Collecting|Analyzing)/'
+        if [ "${VARIANT_BENCH:-msm}" = prove ]; then
+            # every profile and stage line of every proof: the gaps between
+            # the operations (at=, host=) are what is looked for
+            CROSSGROTH_CUDA_PROFILE=1 RUST_LOG=info CROSSGROTH_BENCH_GROUPS=prove \
+                CROSSGROTH_BENCH_MAX_LOG="${PROVE_LOG:-20}" "$bin/backends" --bench --warm-up-time 1 \
+                --measurement-time 3 "prove_from_assignment/cuda/chain:${PROVE_LOG:-20}" 2>&1 |
+                grep -v -E '^(Benchmarking|Warming|Collecting|Analyzing)|XDG_RUNTIME'
+        else
+            CROSSGROTH_CUDA_PROFILE=1 "$bin/cuda" --bench --warm-up-time 1 --measurement-time 3 "$filter" 2>&1 |
+                awk '/ profile / { if (n++ % 8 != 1) next } !/^(Benchmarking|Warming|Collecting|Analyzing)/'
+        fi
         [ "${PIPESTATUS[0]}" = 0 ] || { echo "!! $name: bench failed"; exit 1; }
     ) > >(tee -a "$log") 2>&1 || status=1
 done

@@ -49,15 +49,20 @@ pub trait DeviceApi: Send + Sync + 'static {
     const STREAMS: bool = false;
     fn g1_len(bases: &Self::G1) -> usize;
     fn g2_len(bases: &Self::G2) -> usize;
+    /// Σ scalars[i] · bases[first + rank(i)] (rank: see crossgroth-cuda's
+    /// `msm_g1`): an input whose bases begin at `first` (the auxiliary part of A
+    /// and B, after the inputs' bases).
     fn msm_g1(
         &self,
         bases: &Self::G1,
+        first: usize,
         scalars: &[blst_fr],
         density: Option<&[u64]>,
     ) -> Result<blst_p1, Self::Error>;
     fn msm_g2(
         &self,
         bases: &Self::G2,
+        first: usize,
         scalars: &[blst_fr],
         density: Option<&[u64]>,
     ) -> Result<blst_p2, Self::Error>;
@@ -69,6 +74,20 @@ pub trait DeviceApi: Send + Sync + 'static {
         c: &[blst_fr],
         log_m: u32,
     ) -> Result<Vec<blst_fr>, Self::Error>;
+    /// compute_h with H's 2^log_m − 1 coefficients written over a (at least
+    /// that long); a crate that can download into a's memory saves a fresh
+    /// vector's page faults and a copy.
+    fn compute_h_in_place(
+        &self,
+        a: &mut [blst_fr],
+        b: &[blst_fr],
+        c: &[blst_fr],
+        log_m: u32,
+    ) -> Result<(), Self::Error> {
+        let h = self.compute_h(a, b, c, log_m)?;
+        a[..h.len()].copy_from_slice(&h);
+        Ok(())
+    }
     /// Runs `work`, returning its result and the device time it took.
     fn time(
         &self,
@@ -90,12 +109,6 @@ macro_rules! forward_device_api {
         }
         fn g2_len(bases: &$g2) -> usize {
             bases.len()
-        }
-        fn msm_g1(&self, b: &$g1, s: &[blst_fr], d: Option<&[u64]>) -> Result<blst_p1, $e> {
-            <$dev>::msm_g1(self, b, s, d)
-        }
-        fn msm_g2(&self, b: &$g2, s: &[blst_fr], d: Option<&[u64]>) -> Result<blst_p2, $e> {
-            <$dev>::msm_g2(self, b, s, d)
         }
         fn ntt(&self, data: &mut [blst_fr], log_n: u32, inverse: bool) -> Result<(), $e> {
             <$dev>::ntt(self, data, log_n, inverse)
@@ -169,23 +182,31 @@ fn fr_mut(v: &mut [Scalar]) -> &mut [blst_fr] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut blst_fr, v.len()) }
 }
 
-/// The device kernels take bases from index 0. A base offset k becomes k leading
-/// zero scalars that the density includes: they shift every rank by k and add
-/// nothing (zeros never reach the bucket pass).
-fn shifted(input: &MsmInput<'_>) -> (Vec<Scalar>, Vec<u64>) {
-    let k = input.base_offset;
-    let mut scalars = Vec::with_capacity(k + input.scalars.len());
-    scalars.resize(k, Scalar::default());
-    scalars.extend_from_slice(input.scalars);
-    let n = scalars.len();
+/// An input whose bases begin at `first` as one that begins at base 0, for a
+/// crate whose kernels take bases from index 0 (wgpu): `first` leading zero
+/// scalars that the density includes shift every rank by `first` and add
+/// nothing (zeros never reach the bucket pass). It costs a copy of the
+/// scalars (~9 ms for 2^20 on the H200's host, the reason the cuda crate
+/// starts at another base instead).
+pub(crate) fn shift_to_base_zero(
+    first: usize,
+    scalars: &[blst_fr],
+    density: Option<&[u64]>,
+) -> (Vec<blst_fr>, Vec<u64>) {
+    let n = first + scalars.len();
+    let mut shifted = Vec::with_capacity(n);
+    shifted.resize(first, blst_fr::default());
+    shifted.extend_from_slice(scalars);
     let mut words = vec![0u64; n.div_ceil(64)];
     let mut set = |j: usize| words[j / 64] |= 1 << (j % 64);
-    (0..k).for_each(&mut set);
-    match input.density {
-        Some(d) => d.ones().for_each(|i| set(k + i)),
-        None => (k..n).for_each(&mut set),
+    (0..first).for_each(&mut set);
+    match density {
+        Some(d) => (0..scalars.len())
+            .filter(|i| d.get(i / 64).is_some_and(|w| (w >> (i % 64)) & 1 == 1))
+            .for_each(|i| set(first + i)),
+        None => (first..n).for_each(&mut set),
     }
-    (scalars, words)
+    (shifted, words)
 }
 
 impl<D: DeviceApi> GpuBackend<D> {
@@ -306,7 +327,7 @@ impl<D: DeviceApi> GpuBackend<D> {
         input: &MsmInput<'_>,
         bases_len: usize,
         generation: u64,
-        run: impl Fn(&[blst_fr], Option<&[u64]>) -> Result<P, D::Error>,
+        run: impl Fn(usize, &[blst_fr], Option<&[u64]>) -> Result<P, D::Error>,
     ) -> Result<P> {
         let needed = input.bases_needed()?;
         if needed > bases_len {
@@ -314,13 +335,12 @@ impl<D: DeviceApi> GpuBackend<D> {
                 "MSM reads {needed} bases, only {bases_len} are present"
             )));
         }
-        let r = if input.base_offset == 0 {
-            run(fr(input.scalars), input.density.map(|d| d.words()))
-        } else {
-            let (scalars, words) = shifted(input);
-            run(fr(&scalars), Some(&words))
-        };
-        r.map_err(|e| self.fail(e, generation))
+        run(
+            input.base_offset,
+            fr(input.scalars),
+            input.density.map(|d| d.words()),
+        )
+        .map_err(|e| self.fail(e, generation))
     }
 }
 
@@ -387,11 +407,14 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
             return Err(Error::Invalid("a, b, c have different lengths".into()));
         }
         let (inner, generation) = self.current();
-        let h = inner
-            .compute_h(fr(a), fr(b), fr(c), log)
+        let coefficients = (1usize << log) - 1;
+        if a.len() < coefficients {
+            a.resize(coefficients, <Scalar as ff::Field>::ZERO);
+        }
+        inner
+            .compute_h_in_place(fr_mut(a), fr(b), fr(c), log)
             .map_err(|e| self.fail(e, generation))?;
-        a.clear();
-        a.extend(h.into_iter().map(Scalar::from));
+        a.truncate(coefficients);
         Ok(())
     }
 
@@ -401,8 +424,8 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         inputs
             .iter()
             .map(|input| {
-                self.msm_input(input, D::g1_len(dev), generation, |s, d| {
-                    inner.msm_g1(dev, s, d)
+                self.msm_input(input, D::g1_len(dev), generation, |first, s, d| {
+                    inner.msm_g1(dev, first, s, d)
                 })
                 .map(cpu::msm::g1_from_raw)
             })
@@ -415,8 +438,8 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         inputs
             .iter()
             .map(|input| {
-                self.msm_input(input, D::g2_len(dev), generation, |s, d| {
-                    inner.msm_g2(dev, s, d)
+                self.msm_input(input, D::g2_len(dev), generation, |first, s, d| {
+                    inner.msm_g2(dev, first, s, d)
                 })
                 .map(cpu::msm::g2_from_raw)
             })
@@ -526,6 +549,7 @@ mod tests {
         fn msm_g1(
             &self,
             b: &Vec<G1Affine>,
+            first: usize,
             s: &[blst_fr],
             d: Option<&[u64]>,
         ) -> Result<blst_p1, Poisoned> {
@@ -534,11 +558,18 @@ mod tests {
             }
             assert!(d.is_none());
             let scalars: Vec<Scalar> = s.iter().map(|x| Scalar::from(*x)).collect();
-            let p = crate::backend::cpu::msm::msm_g1(b, &MsmInput::dense(&scalars)).unwrap();
+            let p =
+                crate::backend::cpu::msm::msm_g1(&b[first..], &MsmInput::dense(&scalars)).unwrap();
             // SAFETY: G1Projective is repr(transparent) over blst_p1.
             Ok(unsafe { std::mem::transmute::<G1Projective, blst_p1>(p) })
         }
-        fn msm_g2(&self, _: &(), _: &[blst_fr], _: Option<&[u64]>) -> Result<blst_p2, Poisoned> {
+        fn msm_g2(
+            &self,
+            _: &(),
+            _: usize,
+            _: &[blst_fr],
+            _: Option<&[u64]>,
+        ) -> Result<blst_p2, Poisoned> {
             Err(Poisoned)
         }
         fn ntt(&self, _: &mut [blst_fr], _: u32, _: bool) -> Result<(), Poisoned> {
@@ -562,6 +593,27 @@ mod tests {
         fn memory(&self) -> Option<(usize, usize)> {
             None
         }
+    }
+
+    #[test]
+    fn shifting_to_base_zero_keeps_every_rank() {
+        let fr = |v: u64| blst_fr { l: [v, 0, 0, 0] };
+        let scalars = [fr(5), fr(6), fr(7)];
+        // variables 0 and 2 included: ranks 0 and 1, after 2 leading bases
+        let (s, w) = shift_to_base_zero(2, &scalars, Some(&[0b101]));
+        assert_eq!(
+            s.iter().map(|f| f.l[0]).collect::<Vec<_>>(),
+            [0, 0, 5, 6, 7]
+        );
+        assert_eq!(w, [0b10111]);
+        // dense: every shifted variable included
+        let (s, w) = shift_to_base_zero(63, &scalars, None);
+        assert_eq!(s.len(), 66);
+        assert_eq!(w, [u64::MAX, 0b11]);
+        // nothing in front: the input as it is
+        let (s, w) = shift_to_base_zero(0, &scalars, Some(&[0b110, 0]));
+        assert_eq!(s.len(), 3);
+        assert_eq!(w, [0b110]);
     }
 
     #[test]

@@ -148,8 +148,13 @@ impl Prover {
                 let b_g2_ms = t.elapsed().as_secs_f64() * 1e3;
                 let t = Instant::now();
                 let proof = assemble(vk, &g1, &b_g2, *r, *s);
+                let steps: String = crate::backend::G1_STEPS
+                    .iter()
+                    .zip(g1.seconds)
+                    .map(|(step, secs)| format!(" {step}_ms={:.2}", secs * 1e3))
+                    .collect();
                 log::info!(
-                    "stage backend={} rows={} g1_side_ms={g1_ms:.2} b_g2_ms={b_g2_ms:.2} assemble_ms={:.2}",
+                    "stage backend={} rows={} g1_side_ms={g1_ms:.2}{steps} b_g2_ms={b_g2_ms:.2} assemble_ms={:.2}",
                     self.backend.name(),
                     shape.num_rows,
                     t.elapsed().as_secs_f64() * 1e3

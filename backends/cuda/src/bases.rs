@@ -300,11 +300,24 @@ impl CudaBackend {
         scalars: &[blst_fr],
         density: Option<&[u64]>,
     ) -> Result<blst_p1, CudaError> {
+        self.msm_g1_from(bases, 0, scalars, density)
+    }
+
+    /// [`Self::msm_g1`] over the bases from number `first` on (rank(i) counts
+    /// from there): the part of an assignment whose bases follow those of
+    /// another part, without a copy of its scalars.
+    pub fn msm_g1_from(
+        &self,
+        bases: &G1Bases,
+        first: usize,
+        scalars: &[blst_fr],
+        density: Option<&[u64]>,
+    ) -> Result<blst_p1, CudaError> {
         let mut acc = blst_p1::default();
         self.msm_store(
             Curve::G1,
-            &bases.store,
-            bases.len,
+            (&bases.store, bases.len),
+            first,
             scalars,
             density,
             &mut |w, c| {
@@ -322,11 +335,24 @@ impl CudaBackend {
         scalars: &[blst_fr],
         density: Option<&[u64]>,
     ) -> Result<blst_p2, CudaError> {
+        self.msm_g2_from(bases, 0, scalars, density)
+    }
+
+    /// [`Self::msm_g2`] over the bases from number `first` on (rank(i) counts
+    /// from there): the part of an assignment whose bases follow those of
+    /// another part, without a copy of its scalars.
+    pub fn msm_g2_from(
+        &self,
+        bases: &G2Bases,
+        first: usize,
+        scalars: &[blst_fr],
+        density: Option<&[u64]>,
+    ) -> Result<blst_p2, CudaError> {
         let mut acc = blst_p2::default();
         self.msm_store(
             Curve::G2,
-            &bases.store,
-            bases.len,
+            (&bases.store, bases.len),
+            first,
             scalars,
             density,
             &mut |w, c| {
@@ -342,8 +368,8 @@ impl CudaBackend {
     fn msm_store<T>(
         &self,
         curve: Curve,
-        store: &Store<T>,
-        len: usize,
+        (store, len): (&Store<T>, usize),
+        first: usize,
         scalars: &[blst_fr],
         density: Option<&[u64]>,
         add: &mut dyn FnMut(Vec<u64>, u32),
@@ -355,6 +381,7 @@ impl CudaBackend {
                     len,
                     copies: *copies,
                     c: *c,
+                    first,
                     overlap_upload: true,
                 };
                 let (words, c) = self.msm(curve, table, scalars, density)?;
@@ -362,8 +389,14 @@ impl CudaBackend {
                 Ok(())
             }
             Store::Host(host) => {
-                let host = as_words((**host).as_ref(), 2 * curve.fe_words());
-                self.msm_streamed(curve, host, len, scalars, density, add)
+                let all = (**host).as_ref();
+                let Some(from_first) = all.get(first..) else {
+                    return Err(CudaError::InvalidInput(format!(
+                        "the MSM starts at base {first} of {len}"
+                    )));
+                };
+                let host = as_words(from_first, 2 * curve.fe_words());
+                self.msm_streamed(curve, host, len - first, scalars, density, add)
             }
         }
     }
@@ -488,6 +521,7 @@ impl CudaBackend {
                     len: ch.b1 - ch.b0,
                     copies: 1,
                     c: 0,
+                    first: 0,
                     overlap_upload: false,
                 };
                 let (words, c) = self.msm(curve, table, sub, sub_density)?;

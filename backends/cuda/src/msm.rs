@@ -24,6 +24,9 @@ pub(crate) struct BaseTable<'a> {
     pub len: usize,
     pub copies: u32,
     pub c: u32,
+    /// The MSM's first base: it reads bases first.. (of len), so that an input
+    /// whose bases begin further in needs no shifted copy of its scalars.
+    pub first: usize,
     /// Whether the MSM may upload its scalars on the copy lane beside its
     /// kernels (not while a streamed MSM's uploads hold the lane).
     pub overlap_upload: bool,
@@ -40,7 +43,15 @@ impl CudaBackend {
         scalars: &[blst_fr],
         density: Option<&[u64]>,
     ) -> Result<(Vec<u64>, u32), CudaError> {
-        let (bases, n_bases) = (table.buf, table.len);
+        if table.first > table.len {
+            return Err(CudaError::InvalidInput(format!(
+                "the MSM starts at base {} of {}",
+                table.first, table.len
+            )));
+        }
+        let point_words = 2 * curve.fe_words() * table.copies.max(1) as usize;
+        let bases = table.buf.slice(table.first * point_words..);
+        let n_bases = table.len - table.first;
         let n = scalars.len();
         let jw = curve.jac_words();
         let xw = curve.xyzz_words();
@@ -366,7 +377,7 @@ impl CudaBackend {
             // The runs add to the buckets, which keep the earlier passes' sums.
             let chunks = (nwin * m).div_ceil(l_chunk as usize);
             let (entries, offsets) = (&*entries, &*offsets);
-            launch!(self, ck.accumulate, chunks, 128; bases, entries, offsets, &nb32, &l_chunk, &mut *target, &mut heads);
+            launch!(self, ck.accumulate, chunks, 128; &bases, entries, offsets, &nb32, &l_chunk, &mut *target, &mut heads);
             prof.mark_pass(p, ranges.len(), "accumulate");
             // Levels of partial sums, while the previous level may have had
             // more than one chunk (the device skips levels past the last).
@@ -429,7 +440,7 @@ impl CudaBackend {
             let t = (n as u32).div_ceil(f);
             let mut a = self.alloc_u64(t as usize * xw, "ones partials")?;
             let mut b = self.alloc_u64((t as usize).div_ceil(32) * xw, "ones partials")?;
-            launch!(self, ck.ones, t, 64; bases, &stride32, &bidx, &n32, &f, &mut a, &t);
+            launch!(self, ck.ones, t, 64; &bases, &stride32, &bidx, &n32, &f, &mut a, &t);
             let mut len = t;
             let mut in_a = true;
             let one: u32 = 1;

@@ -1,6 +1,9 @@
 //! Per-phase device timings of the MSM and the H computation
 //! (CROSSGROTH_CUDA_PROFILE).
 
+use std::sync::OnceLock;
+use std::time::Instant;
+
 use crate::CudaBackend;
 
 /// Per-phase device timings, printed to stderr when CROSSGROTH_CUDA_PROFILE is
@@ -9,14 +12,24 @@ pub(crate) struct Profiler<'a> {
     b: &'a CudaBackend,
     marks: Vec<(std::borrow::Cow<'static, str>, cudarc::driver::CudaEvent)>,
     on: bool,
+    host_start: Instant,
 }
+
+/// The host clock's origin for the profile lines' `at=` (the first profiled
+/// operation of the process), so that gaps between operations show.
+static EPOCH: OnceLock<Instant> = OnceLock::new();
 impl<'a> Profiler<'a> {
     pub(crate) fn new(b: &'a CudaBackend) -> Self {
         let on = std::env::var_os("CROSSGROTH_CUDA_PROFILE").is_some();
+        let host_start = Instant::now();
+        if on {
+            EPOCH.get_or_init(|| host_start);
+        }
         let mut p = Profiler {
             b,
             marks: Vec::new(),
             on,
+            host_start,
         };
         p.mark("start");
         p
@@ -63,6 +76,14 @@ impl<'a> Profiler<'a> {
         {
             line += &format!(" total={ms:.3}ms");
         }
+        // host clock: when the operation began (since the first profiled one)
+        // and how long it took until this report, waits included
+        let epoch = *EPOCH.get_or_init(|| self.host_start);
+        line += &format!(
+            " at={:.3}ms host={:.3}ms",
+            self.host_start.duration_since(epoch).as_secs_f64() * 1e3,
+            self.host_start.elapsed().as_secs_f64() * 1e3
+        );
         eprintln!("{line}");
     }
 }

@@ -646,6 +646,62 @@ fn t21_msm_g2_precomputed_tables() {
 
 /// Bases left in host memory: the MSM streams them in chunks (set small here so
 /// that several chunks, and both device buffers, are used).
+/// MSMs that start at a later base (msm_*_from: the auxiliary part of A and
+/// B, whose bases follow the inputs'): resident plain and table, streamed,
+/// G2; starting at the end is the identity, past it an error.
+#[test]
+fn t18_msm_from_first_base() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    for &(first, nvars, p_in) in &[(1usize, 100usize, 1.0f64), (3, 5000, 0.6), (70, 3000, 0.3)] {
+        let (words, included) = random_density(&mut rng, nvars, p_in);
+        let bases: std::sync::Arc<Vec<blst_p1_affine>> =
+            std::sync::Arc::new(g1_points(&mut rng, first + included.len()));
+        let scalars = mixed_scalars(&mut rng, nvars);
+        let sel: Vec<blst_fr> = included.iter().map(|&i| scalars[i]).collect();
+        let want = g1_pippenger(&bases[first..], &sel);
+        let plain = gpu.upload_g1_bases(&bases).unwrap();
+        let table = gpu.upload_g1_bases_with_shape(&bases, 4, 8).unwrap();
+        gpu.set_stream_chunk(Some(640));
+        let streamed = gpu.host_g1_bases(bases.clone());
+        for (what, d) in [
+            ("plain", &plain),
+            ("table", &table),
+            ("streamed", &streamed),
+        ] {
+            let got = gpu.msm_g1_from(d, first, &scalars, Some(&words)).unwrap();
+            assert!(
+                g1_eq(&got, &want),
+                "{what} G1 MSM from base {first} of {} mismatch",
+                bases.len()
+            );
+        }
+        gpu.set_stream_chunk(None);
+        // dense, over the bases from `first` on
+        let dense = &scalars[..bases.len() - first];
+        let got = gpu.msm_g1_from(&plain, first, dense, None).unwrap();
+        assert!(g1_eq(&got, &g1_pippenger(&bases[first..], dense)));
+        // at the end: nothing left, the identity; past it: an error
+        let got = gpu.msm_g1_from(&plain, bases.len(), &[], None).unwrap();
+        assert!(unsafe { blst_p1_is_inf(&got) });
+        assert!(gpu.msm_g1_from(&plain, bases.len() + 1, &[], None).is_err());
+        assert!(gpu
+            .msm_g1_from(&streamed, bases.len() + 1, &[], None)
+            .is_err());
+        // too many scalars for what is left
+        assert!(gpu.msm_g1_from(&plain, first + 1, dense, None).is_err());
+    }
+    let bases2 = g2_points(&mut rng, 700);
+    let scalars2 = mixed_scalars(&mut rng, 650);
+    let d2 = gpu.upload_g2_bases(&bases2).unwrap();
+    let got = gpu.msm_g2_from(&d2, 50, &scalars2, None).unwrap();
+    assert!(
+        g2_eq(&got, &g2_naive(&bases2[50..], &scalars2)),
+        "G2 MSM from base 50 mismatch"
+    );
+    eprintln!("ok MSMs from a later base: G1 plain, table, streamed; G2");
+}
+
 #[test]
 fn t14_msm_streamed_bases() {
     let gpu = gpu_or_skip!();

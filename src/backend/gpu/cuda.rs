@@ -97,6 +97,33 @@ impl DeviceApi for cuda::CudaBackend {
         log_streamed(prepared.is_streamed(), bases.len(), 192);
         Ok(prepared)
     }
+    fn compute_h_in_place(
+        &self,
+        a: &mut [blst_fr],
+        b: &[blst_fr],
+        c: &[blst_fr],
+        log_m: u32,
+    ) -> Result<(), cuda::CudaError> {
+        cuda::CudaBackend::compute_h_in_place(self, a, b, c, log_m)
+    }
+    fn msm_g1(
+        &self,
+        b: &cuda::G1Bases,
+        first: usize,
+        s: &[blst_fr],
+        d: Option<&[u64]>,
+    ) -> Result<blst_p1, cuda::CudaError> {
+        self.msm_g1_from(b, first, s, d)
+    }
+    fn msm_g2(
+        &self,
+        b: &cuda::G2Bases,
+        first: usize,
+        s: &[blst_fr],
+        d: Option<&[u64]>,
+    ) -> Result<blst_p2, cuda::CudaError> {
+        self.msm_g2_from(b, first, s, d)
+    }
     forward_device_api!(
         cuda::CudaBackend,
         cuda::G1Bases,
