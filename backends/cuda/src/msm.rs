@@ -221,7 +221,12 @@ impl CudaBackend {
         let mut heads = self.alloc_u64(nchunks * xw, "chunk partials")?;
         let mut heads2 = self.alloc_u64(nchunks.div_ceil(l1 as usize) * xw, "chunk partials")?;
         let mut segs = self.alloc_u64(nsets * nseg * xw, "bucket segments")?;
-        let mut tmp = self.alloc_u64(nsets * nseg.div_ceil(32).max(1) * xw, "window partials")?;
+        // the first launch of the window-sum tree writes the most partials
+        let fan_in = sum_fan_in();
+        let mut tmp = self.alloc_u64(
+            nsets * nseg.div_ceil(fan_in as usize).max(1) * xw,
+            "window partials",
+        )?;
         // Output: [dummy, nsets set sums, ones]
         let mut out = self
             .stream
@@ -414,11 +419,12 @@ impl CudaBackend {
         drop((tile_sums, tile_offsets, tile_cursor));
         launch!(self, ck.bucket_reduce, nsets * nseg, 64; &buckets, &k32, &nsets32, &seg, &mut segs);
         prof.mark("bucket_reduce");
-        // Reduce each window's nseg segment sums to one point.
+        // Reduce each window's nseg segment sums to one point, fan_in at a
+        // time.
         let mut len = nseg as u32;
         let mut src_is_segs = true;
         while len > 1 {
-            let f: u32 = len.min(32);
+            let f: u32 = len.min(fan_in);
             let len2 = len.div_ceil(f);
             if src_is_segs {
                 launch!(self, ck.sum_groups, nsets32 * len2, 64; &segs, &nsets32, &len, &f, &mut tmp, &len2);
@@ -439,13 +445,14 @@ impl CudaBackend {
             let f: u32 = 64;
             let t = (n as u32).div_ceil(f);
             let mut a = self.alloc_u64(t as usize * xw, "ones partials")?;
-            let mut b = self.alloc_u64((t as usize).div_ceil(32) * xw, "ones partials")?;
+            let mut b =
+                self.alloc_u64((t as usize).div_ceil(fan_in as usize) * xw, "ones partials")?;
             launch!(self, ck.ones, t, 64; &bases, &stride32, &bidx, &n32, &f, &mut a, &t);
             let mut len = t;
             let mut in_a = true;
             let one: u32 = 1;
             while len > 1 {
-                let f2: u32 = len.min(32);
+                let f2: u32 = len.min(fan_in);
                 let len2 = len.div_ceil(f2);
                 if in_a {
                     launch!(self, ck.sum_groups, len2, 64; &a, &one, &len, &f2, &mut b, &len2);
@@ -480,4 +487,17 @@ impl CudaBackend {
         drop((buckets, heads, heads2, segs, tmp));
         Ok((words, c))
     }
+}
+
+/// Partial sums a thread adds in each launch of the trees that reduce the
+/// segment sums to window sums and the ones' partial sums to one point
+/// (CROSSGROTH_CUDA_MSM_SUM_FAN_IN=<2..=64> overrides it, for tuning). These
+/// launches have few threads, so their time is the chain of dependent full
+/// additions: 1024 segments at 32 a thread are two launches of 32 additions
+/// in a row, at 4 five launches of 4.
+fn sum_fan_in() -> u32 {
+    std::env::var("CROSSGROTH_CUDA_MSM_SUM_FAN_IN")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .map_or(4, |f| f.clamp(2, 64))
 }
