@@ -182,6 +182,21 @@ fn fr_mut(v: &mut [Scalar]) -> &mut [blst_fr] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut blst_fr, v.len()) }
 }
 
+/// Runs an MSM whose bases begin at `first` through `msm`, which takes bases
+/// from index 0 (see [`shift_to_base_zero`]).
+pub(crate) fn from_base_zero<P, E>(
+    first: usize,
+    scalars: &[blst_fr],
+    density: Option<&[u64]>,
+    msm: impl FnOnce(&[blst_fr], Option<&[u64]>) -> std::result::Result<P, E>,
+) -> std::result::Result<P, E> {
+    if first == 0 {
+        return msm(scalars, density);
+    }
+    let (shifted, words) = shift_to_base_zero(first, scalars, density);
+    msm(&shifted, Some(&words))
+}
+
 /// An input whose bases begin at `first` as one that begins at base 0, for a
 /// crate whose kernels take bases from index 0 (wgpu): `first` leading zero
 /// scalars that the density includes shift every rank by `first` and add

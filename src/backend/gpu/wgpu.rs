@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use super::{raw_g1, raw_g2, shift_to_base_zero, DeviceApi, GpuBackend, WgpuBackend};
+use super::{from_base_zero, raw_g1, raw_g2, DeviceApi, GpuBackend, WgpuBackend};
 use crate::error::Result;
 use crate::{G1Affine, G2Affine};
 
@@ -50,11 +50,7 @@ impl DeviceApi for wg::WgpuBackend {
         s: &[blst_fr],
         d: Option<&[u64]>,
     ) -> Result<blst_p1, wg::WgpuError> {
-        if first == 0 {
-            return wg::WgpuBackend::msm_g1(self, b, s, d);
-        }
-        let (s, d) = shift_to_base_zero(first, s, d);
-        wg::WgpuBackend::msm_g1(self, b, &s, Some(&d))
+        from_base_zero(first, s, d, |s, d| wg::WgpuBackend::msm_g1(self, b, s, d))
     }
     fn msm_g2(
         &self,
@@ -63,11 +59,7 @@ impl DeviceApi for wg::WgpuBackend {
         s: &[blst_fr],
         d: Option<&[u64]>,
     ) -> Result<blst_p2, wg::WgpuError> {
-        if first == 0 {
-            return wg::WgpuBackend::msm_g2(self, b, s, d);
-        }
-        let (s, d) = shift_to_base_zero(first, s, d);
-        wg::WgpuBackend::msm_g2(self, b, &s, Some(&d))
+        from_base_zero(first, s, d, |s, d| wg::WgpuBackend::msm_g2(self, b, s, d))
     }
     forward_device_api!(wg::WgpuBackend, wg::G1Bases, wg::G2Bases, wg::WgpuError);
     fn memory(&self) -> Option<(usize, usize)> {
