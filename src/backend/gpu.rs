@@ -110,6 +110,12 @@ macro_rules! forward_device_api {
         fn g2_len(bases: &$g2) -> usize {
             bases.len()
         }
+        fn msm_g1(&self, b: &$g1, first: usize, s: &[blst_fr], d: Option<&[u64]>) -> Result<blst_p1, $e> {
+            <$dev>::msm_g1_from(self, b, first, s, d)
+        }
+        fn msm_g2(&self, b: &$g2, first: usize, s: &[blst_fr], d: Option<&[u64]>) -> Result<blst_p2, $e> {
+            <$dev>::msm_g2_from(self, b, first, s, d)
+        }
         fn ntt(&self, data: &mut [blst_fr], log_n: u32, inverse: bool) -> Result<(), $e> {
             <$dev>::ntt(self, data, log_n, inverse)
         }
@@ -180,48 +186,6 @@ fn fr(v: &[Scalar]) -> &[blst_fr] {
 fn fr_mut(v: &mut [Scalar]) -> &mut [blst_fr] {
     // SAFETY: Scalar is repr(transparent) over blst_fr.
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut blst_fr, v.len()) }
-}
-
-/// Runs an MSM whose bases begin at `first` through `msm`, which takes bases
-/// from index 0 (see [`shift_to_base_zero`]).
-pub(crate) fn from_base_zero<P, E>(
-    first: usize,
-    scalars: &[blst_fr],
-    density: Option<&[u64]>,
-    msm: impl FnOnce(&[blst_fr], Option<&[u64]>) -> std::result::Result<P, E>,
-) -> std::result::Result<P, E> {
-    if first == 0 {
-        return msm(scalars, density);
-    }
-    let (shifted, words) = shift_to_base_zero(first, scalars, density);
-    msm(&shifted, Some(&words))
-}
-
-/// An input whose bases begin at `first` as one that begins at base 0, for a
-/// crate whose kernels take bases from index 0 (wgpu): `first` leading zero
-/// scalars that the density includes shift every rank by `first` and add
-/// nothing (zeros never reach the bucket pass). It costs a copy of the
-/// scalars (~9 ms for 2^20 on the H200's host, the reason the cuda crate
-/// starts at another base instead).
-pub(crate) fn shift_to_base_zero(
-    first: usize,
-    scalars: &[blst_fr],
-    density: Option<&[u64]>,
-) -> (Vec<blst_fr>, Vec<u64>) {
-    let n = first + scalars.len();
-    let mut shifted = Vec::with_capacity(n);
-    shifted.resize(first, blst_fr::default());
-    shifted.extend_from_slice(scalars);
-    let mut words = vec![0u64; n.div_ceil(64)];
-    let mut set = |j: usize| words[j / 64] |= 1 << (j % 64);
-    (0..first).for_each(&mut set);
-    match density {
-        Some(d) => (0..scalars.len())
-            .filter(|i| d.get(i / 64).is_some_and(|w| (w >> (i % 64)) & 1 == 1))
-            .for_each(|i| set(first + i)),
-        None => (first..n).for_each(&mut set),
-    }
-    (shifted, words)
 }
 
 impl<D: DeviceApi> GpuBackend<D> {
@@ -608,27 +572,6 @@ mod tests {
         fn memory(&self) -> Option<(usize, usize)> {
             None
         }
-    }
-
-    #[test]
-    fn shifting_to_base_zero_keeps_every_rank() {
-        let fr = |v: u64| blst_fr { l: [v, 0, 0, 0] };
-        let scalars = [fr(5), fr(6), fr(7)];
-        // variables 0 and 2 included: ranks 0 and 1, after 2 leading bases
-        let (s, w) = shift_to_base_zero(2, &scalars, Some(&[0b101]));
-        assert_eq!(
-            s.iter().map(|f| f.l[0]).collect::<Vec<_>>(),
-            [0, 0, 5, 6, 7]
-        );
-        assert_eq!(w, [0b10111]);
-        // dense: every shifted variable included
-        let (s, w) = shift_to_base_zero(63, &scalars, None);
-        assert_eq!(s.len(), 66);
-        assert_eq!(w, [u64::MAX, 0b11]);
-        // nothing in front: the input as it is
-        let (s, w) = shift_to_base_zero(0, &scalars, Some(&[0b110, 0]));
-        assert_eq!(s.len(), 3);
-        assert_eq!(w, [0b110]);
     }
 
     #[test]

@@ -127,12 +127,25 @@ impl WgpuBackend {
         scalars: &[blst_fr],
         density: Option<&[u64]>,
     ) -> Result<blst_p1, WgpuError> {
+        self.msm_g1_from(bases, 0, scalars, density)
+    }
+
+    /// [`Self::msm_g1`] over the bases from number `first` on (rank(i) counts
+    /// from there): the part of an assignment whose bases follow another
+    /// part's, without a copy of its scalars.
+    pub fn msm_g1_from(
+        &self,
+        bases: &G1Bases,
+        first: usize,
+        scalars: &[blst_fr],
+        density: Option<&[u64]>,
+    ) -> Result<blst_p1, WgpuError> {
         if bases.owner != self.id {
             return Err(WgpuError::InvalidInput(
                 "msm_g1: the bases were uploaded by another backend".into(),
             ));
         }
-        let out = self.msm(Curve::G1, &bases.buf, bases.len, scalars, density)?;
+        let out = self.msm(Curve::G1, (&bases.buf, bases.len), first, scalars, density)?;
         Ok(fold(&out, 48, p1_of_xyzz, |a, b| unsafe {
             blst_p1_add_or_double(a, a, b)
         }))
@@ -145,12 +158,25 @@ impl WgpuBackend {
         scalars: &[blst_fr],
         density: Option<&[u64]>,
     ) -> Result<blst_p2, WgpuError> {
+        self.msm_g2_from(bases, 0, scalars, density)
+    }
+
+    /// [`Self::msm_g2`] over the bases from number `first` on (rank(i) counts
+    /// from there): the part of an assignment whose bases follow another
+    /// part's, without a copy of its scalars.
+    pub fn msm_g2_from(
+        &self,
+        bases: &G2Bases,
+        first: usize,
+        scalars: &[blst_fr],
+        density: Option<&[u64]>,
+    ) -> Result<blst_p2, WgpuError> {
         if bases.owner != self.id {
             return Err(WgpuError::InvalidInput(
                 "msm_g2: the bases were uploaded by another backend".into(),
             ));
         }
-        let out = self.msm(Curve::G2, &bases.buf, bases.len, scalars, density)?;
+        let out = self.msm(Curve::G2, (&bases.buf, bases.len), first, scalars, density)?;
         Ok(fold(&out, 96, p2_of_xyzz, |a, b| unsafe {
             blst_p2_add_or_double(a, a, b)
         }))
@@ -159,12 +185,12 @@ impl WgpuBackend {
     fn msm(
         &self,
         curve: Curve,
-        bases: &wgpu::Buffer,
-        nbases: usize,
+        (bases, nbases): (&wgpu::Buffer, usize),
+        first: usize,
         scalars: &[blst_fr],
         density: Option<&[u64]>,
     ) -> Result<MsmOut, WgpuError> {
-        let Split { idx, sc, ones } = split_scalars(scalars, density, nbases)?;
+        let Split { idx, sc, ones } = split_scalars(scalars, density, nbases, first)?;
         let fw = curve.fw();
         let pt_words = 4 * fw;
         let m = curve.module();

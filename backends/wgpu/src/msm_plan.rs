@@ -18,13 +18,21 @@ pub(crate) struct Split {
 }
 
 /// Splits `scalars` (see [`Split`]) on several host threads, in chunks of whole
-/// density words. Errors: more scalars than bases (without a density), a
-/// density shorter than the scalars, or one that includes more than `nbases`.
+/// density words, with ranks counted from base `first` (an input whose bases
+/// follow another's). Errors: `first` past the bases, more scalars than bases
+/// from `first` on (without a density), a density shorter than the scalars, or
+/// one that includes more than those bases.
 pub(crate) fn split_scalars(
     scalars: &[blst_fr],
     density: Option<&[u64]>,
     nbases: usize,
+    first: usize,
 ) -> Result<Split, WgpuError> {
+    let Some(nbases) = nbases.checked_sub(first) else {
+        return Err(WgpuError::InvalidInput(format!(
+            "msm: starts at base {first} of {nbases}"
+        )));
+    };
     let n = scalars.len();
     let included = |i: usize| density.is_none_or(|d| (d[i / 64] >> (i % 64)) & 1 == 1);
     match density {
@@ -72,7 +80,7 @@ pub(crate) fn split_scalars(
     let mut first_rank = Vec::with_capacity(ranges.len());
     let mut total = 0usize;
     for &(lo, hi) in &ranges {
-        first_rank.push(total);
+        first_rank.push(first + total);
         total += bits_in(lo, hi);
     }
     if density.is_some() && total > nbases {
@@ -197,10 +205,10 @@ mod tests {
     use super::{window_bits, Split};
     use blst::blst_fr;
     /// The split of one thread, scalar by scalar (what split_scalars must equal).
-    fn split_reference(s: &[blst_fr], density: Option<&[u64]>) -> Split {
+    fn split_reference(s: &[blst_fr], density: Option<&[u64]>, first: u32) -> Split {
         let one = crate::host::fr_from_u64(1).l;
         let mut out = Split::default();
-        let mut rank = 0u32;
+        let mut rank = first;
         for (i, x) in s.iter().enumerate() {
             if density.is_some_and(|d| (d[i / 64] >> (i % 64)) & 1 == 0) {
                 continue;
@@ -234,16 +242,30 @@ mod tests {
                 })
                 .collect();
             let d: Vec<u64> = (0..n.div_ceil(64) + 1).map(|_| next()).collect();
-            let got = super::split_scalars(&s, None, n).unwrap();
-            assert_eq!(got, split_reference(&s, None), "n = {n}");
-            let got = super::split_scalars(&s, Some(&d), n).unwrap();
-            assert_eq!(got, split_reference(&s, Some(&d)), "n = {n}, density");
+            let got = super::split_scalars(&s, None, n, 0).unwrap();
+            assert_eq!(got, split_reference(&s, None, 0), "n = {n}");
+            let got = super::split_scalars(&s, Some(&d), n, 0).unwrap();
+            assert_eq!(got, split_reference(&s, Some(&d), 0), "n = {n}, density");
+            // ranks from a later base
+            let got = super::split_scalars(&s, None, n + 5, 5).unwrap();
+            assert_eq!(got, split_reference(&s, None, 5), "n = {n}, from 5");
+            let got = super::split_scalars(&s, Some(&d), n + 70, 70).unwrap();
+            assert_eq!(
+                got,
+                split_reference(&s, Some(&d), 70),
+                "n = {n}, density, from 70"
+            );
         }
+        // starting past the bases, or with too few left from there
+        assert!(super::split_scalars(&[], None, 3, 4).is_err());
+        assert!(super::split_scalars(&[], None, 3, 3).is_ok());
+        let s = vec![crate::host::fr_from_u64(3); 10];
+        assert!(super::split_scalars(&s, None, 12, 3).is_err());
         let s = vec![crate::host::fr_from_u64(3); 100];
-        assert!(super::split_scalars(&s, None, 99).is_err());
-        assert!(super::split_scalars(&s, Some(&[u64::MAX]), 100).is_err());
-        assert!(super::split_scalars(&s, Some(&[u64::MAX, u64::MAX]), 127).is_ok());
-        assert!(super::split_scalars(&s, Some(&[u64::MAX, u64::MAX]), 99).is_err());
+        assert!(super::split_scalars(&s, None, 99, 0).is_err());
+        assert!(super::split_scalars(&s, Some(&[u64::MAX]), 100, 0).is_err());
+        assert!(super::split_scalars(&s, Some(&[u64::MAX, u64::MAX]), 127, 0).is_ok());
+        assert!(super::split_scalars(&s, Some(&[u64::MAX, u64::MAX]), 99, 0).is_err());
     }
 
     #[test]

@@ -1087,6 +1087,44 @@ fn msm_g1_matches_blst_on(b: &WgpuBackend) {
     check_g1(b, &bases, &dev, &s, None, "edge scalars n=777");
 }
 
+/// MSMs that start at a later base (msm_*_from: an assignment's auxiliary part
+/// after its inputs' bases), with and without a density; past the end an error.
+#[test]
+fn msm_from_a_later_base() {
+    for b in backends() {
+        eprintln!("--- msm_from_a_later_base on the {} path", path(b));
+        let mut r = rng(21);
+        for &(first, nvars, p) in &[(1usize, 300usize, 0.5f64), (70, 1500, 0.7)] {
+            let (d, count) = density_of(&mut r, nvars, p);
+            let bases = g1_bases(&mut r, first + count, true);
+            let dev = b.upload_g1_bases(&bases).unwrap();
+            let s = edge_vec(&mut r, nvars);
+            let got = b.msm_g1_from(&dev, first, &s, Some(&d)).unwrap();
+            assert!(
+                eq1(&got, &cpu_msm_g1(&bases[first..], &s, Some(&d))),
+                "G1 MSM from base {first}, density, differs from blst"
+            );
+            let dense = &s[..count];
+            let got = b.msm_g1_from(&dev, first, dense, None).unwrap();
+            assert!(
+                eq1(&got, &cpu_msm_g1(&bases[first..], dense, None)),
+                "G1 MSM from base {first} differs from blst"
+            );
+            assert!(b.msm_g1_from(&dev, first + 1, dense, None).is_err());
+            assert!(b.msm_g1_from(&dev, bases.len() + 1, &[], None).is_err());
+        }
+        let bases = g2_bases(&mut r, 200, true);
+        let dev = b.upload_g2_bases(&bases).unwrap();
+        let s = edge_vec(&mut r, 150);
+        let got = b.msm_g2_from(&dev, 50, &s, None).unwrap();
+        assert!(
+            eq2(&got, &cpu_msm_g2(&bases[50..], &s, None)),
+            "G2 MSM from base 50 differs from blst"
+        );
+        eprintln!("MSMs from a later base: ok");
+    }
+}
+
 #[test]
 fn msm_g1_edge_cases() {
     for b in backends() {

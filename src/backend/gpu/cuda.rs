@@ -106,24 +106,6 @@ impl DeviceApi for cuda::CudaBackend {
     ) -> Result<(), cuda::CudaError> {
         cuda::CudaBackend::compute_h_in_place(self, a, b, c, log_m)
     }
-    fn msm_g1(
-        &self,
-        b: &cuda::G1Bases,
-        first: usize,
-        s: &[blst_fr],
-        d: Option<&[u64]>,
-    ) -> Result<blst_p1, cuda::CudaError> {
-        self.msm_g1_from(b, first, s, d)
-    }
-    fn msm_g2(
-        &self,
-        b: &cuda::G2Bases,
-        first: usize,
-        s: &[blst_fr],
-        d: Option<&[u64]>,
-    ) -> Result<blst_p2, cuda::CudaError> {
-        self.msm_g2_from(b, first, s, d)
-    }
     forward_device_api!(
         cuda::CudaBackend,
         cuda::G1Bases,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use super::{from_base_zero, raw_g1, raw_g2, DeviceApi, GpuBackend, WgpuBackend};
+use super::{raw_g1, raw_g2, DeviceApi, GpuBackend, WgpuBackend};
 use crate::error::Result;
 use crate::{G1Affine, G2Affine};
 
@@ -42,24 +42,6 @@ impl DeviceApi for wg::WgpuBackend {
         _streamed: bool,
     ) -> Result<wg::G2Bases, wg::WgpuError> {
         self.upload_g2_bases(raw_g2(bases))
-    }
-    fn msm_g1(
-        &self,
-        b: &wg::G1Bases,
-        first: usize,
-        s: &[blst_fr],
-        d: Option<&[u64]>,
-    ) -> Result<blst_p1, wg::WgpuError> {
-        from_base_zero(first, s, d, |s, d| wg::WgpuBackend::msm_g1(self, b, s, d))
-    }
-    fn msm_g2(
-        &self,
-        b: &wg::G2Bases,
-        first: usize,
-        s: &[blst_fr],
-        d: Option<&[u64]>,
-    ) -> Result<blst_p2, wg::WgpuError> {
-        from_base_zero(first, s, d, |s, d| wg::WgpuBackend::msm_g2(self, b, s, d))
     }
     forward_device_api!(wg::WgpuBackend, wg::G1Bases, wg::G2Bases, wg::WgpuError);
     fn memory(&self) -> Option<(usize, usize)> {
