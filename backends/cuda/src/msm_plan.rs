@@ -118,12 +118,8 @@ pub(crate) fn scatter_windows(sets: usize, nwin: usize) -> u32 {
 }
 
 pub(crate) fn model_window_bits(n: usize) -> u32 {
-    const NS_PER_TERM_WINDOW: f64 = 0.54;
-    const NS_PER_BUCKET: f64 = 1.6;
-    let cost = |c: u32| {
-        let windows = 256u32.div_ceil(c) as f64;
-        windows * (n as f64 * NS_PER_TERM_WINDOW + (1u64 << (c - 1)) as f64 * NS_PER_BUCKET)
-    };
+    // plain windows: a bucket set per window
+    let cost = |c: u32| plan_cost(n, c, 256u32.div_ceil(c));
     (4..=20)
         .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
         .unwrap_or(16)
