@@ -3,6 +3,7 @@
 // by name.
 #include "ff/bls12_381.cuh"
 #include "ff/fp2.cuh"
+#include "ff/kernels.cuh"
 #include "ec/curves.cuh"
 #include "msm/pippenger.cuh"
 #include "ntt/ntt.cuh"

@@ -22,6 +22,13 @@ struct fq_params {
                            0x70525745u, 0x77ce5853u, 0xa256ec6du, 0x5c071a97u, 0xfa80e493u, 0x15f65ec3u};
         return v[i];
     }
+    // R^3 mod p (mont_t::inverse_divsteps) and the divsteps constants
+    __device__ __forceinline__ static u32 r3(int i) {
+        const u32 v[12] = {0xd94ca1e0u, 0xed48ac6bu, 0x03a7adf8u, 0x315f831eu, 0x615e29ddu, 0x9a53352au,
+                           0x921e1761u, 0x34c04e5eu, 0x65724728u, 0x2512d435u, 0x91755d4du, 0x0aa63460u};
+        return v[i];
+    }
+    typedef fq_safegcd divsteps;
 };
 
 struct fr_params {
@@ -38,6 +45,12 @@ struct fr_params {
                           0xecbc4ff5u, 0x998c4fefu, 0xacc5056fu, 0x1824b159u};
         return v[i];
     }
+    __device__ __forceinline__ static u32 r3(int i) {
+        const u32 v[8] = {0x439b73afu, 0xc62c1807u, 0x8cf06990u, 0x1b3e0d18u,
+                          0xc7b5f418u, 0x73d13c71u, 0xc8db33e9u, 0x6e2a5bb9u};
+        return v[i];
+    }
+    typedef fr_safegcd divsteps;
 };
 
 typedef mont_t<fq_params> fq_t;

@@ -37,10 +37,16 @@
 #pragma once
 #include "../ec/curves.cuh"
 
-// Occupancy of the accumulation kernel (blocks of 128 threads per SM that the
-// register allocation must allow); tuned on an H200.
+// Occupancy of the accumulation kernels (blocks of 128 threads per SM that the
+// register allocation must allow); tuned on an H200 at two for both. G1 has a
+// knob of its own for the next measurement: at three, ptxas gives the sm_90
+// cubin's (inlined) G1 accumulation 168 registers and 84 bytes of spills
+// instead of 212 and none (G2, whose products are Fq2, would spill more).
 #ifndef MSM_ACC_MIN_BLOCKS
 #define MSM_ACC_MIN_BLOCKS 2
+#endif
+#ifndef MSM_G1_ACC_MIN_BLOCKS
+#define MSM_G1_ACC_MIN_BLOCKS MSM_ACC_MIN_BLOCKS
 #endif
 
 #define MSM_NONE 0xffffffffu
@@ -457,19 +463,18 @@ __device__ __forceinline__ void msm_to_jacobian_impl(const X* __restrict__ in, u
 
 // MSM_G1_ACC_INLINE: the G1 accumulation with its Fq products inlined
 // (fq_inline_t, same layout) instead of called (each call moves its operands
-// into the argument registers, ~36 moves on the multiplier's pipe). Off by
-// default: on the H200 (2026-12-01) it took the G1 MSM of 2^24 on a table
-// from 119.1 to 117.9 ms (accumulation 87.7 -> 86.6; 116.8 with the next base
-// loaded ahead, a variant since removed), but proving the 2^20 chain from its
-// assignment went from 168-172 to 210-246 ms with it, although every MSM of
-// the proof profiled the same: the cause is not understood yet (a kernel of
-// 26 000 instructions beside the prover's other work is the suspect), and
-// proofs come first.
+// into the argument registers, ~36 moves on the multiplier's pipe). On in the
+// sm_90 cubin only (scripts/cuda/build-ptx.sh, HOPPER_DEFINES): on the H200
+// (2026-12-01) it took the G1 MSM of 2^24 on a table from 116.63 to 114.65 ms
+// and plain from 132.20 to 131.32 ms, but its PTX took the driver 26.9 s to
+// JIT instead of 14-20 s, which GPUs other than Hopper would pay on first load.
+// (Proofs with it looked 30 % slower once: host copies between the MSMs, gone
+// since, took twice as long when this cubin was loaded from a file.)
 #ifndef MSM_G1_ACC_INLINE
 #define MSM_G1_ACC_INLINE 0
 #endif
 
-extern "C" __global__ void __launch_bounds__(128, MSM_ACC_MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(128, MSM_G1_ACC_MIN_BLOCKS)
     g1_msm_accumulate(const g1_affine_t* bases, const u64* entries, const u32* offsets, u32 nb, u32 L,
                       g1_xyzz_t* buckets, g1_xyzz_t* heads) {
 #if MSM_G1_ACC_INLINE

@@ -2,8 +2,8 @@
 # The closing GPU runs of a change to the kernels or shaders, two calls of the
 # device tool (carry .device and .gl), each within ~9 minutes:
 #
-#   scripts/device/closing.sh checks    every CUDA kernel test, memcheck and
-#       racecheck, the WGSL shader tests (WGPU_TEST_LOG, default 16) on every
+#   scripts/device/closing.sh checks    every CUDA kernel test (on the sm_90
+#       cubin, then on the PTX), memcheck and racecheck, the WGSL shader tests (WGPU_TEST_LOG, default 16) on every
 #       path, the wgpu G1 MSM at 2^22 on both field paths checked against blst,
 #       whole proofs on cuda and both wgpu paths (SHA-256 512 B, chains to 2^20),
 #       crosscheck
@@ -34,6 +34,7 @@ gpu_only='(cuda|wgpu|wgpu-u32)'
 case "$what" in
 checks)
     part 120 kernels
+    part 150 ptx
     part 90 sanitize
     WGPU_TEST_LOG=${WGPU_TEST_LOG:-16} part 90 shaders
     WGPU_MSM_LOGS=22 part 60 wgpu-msm

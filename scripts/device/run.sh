@@ -2,12 +2,15 @@
 # Runs on the GPU test machine (see shared/DEVICE.md), from the repository root,
 # after scripts/device/build.sh on the development machine; carry .device and .gl.
 #
-#   scripts/device/run.sh <phase>... (check kernels shaders proofs sanitize bench matrix tune wgpu-msm msm unpack all)
+#   scripts/device/run.sh <phase>... (check kernels ptx shaders proofs sanitize bench matrix tune wgpu-msm msm unpack all)
 #
 #   check     kernels, shaders, and the NTT / MSM benchmarks of crossgroth-cuda at
 #             2^20..2^24
 #   kernels   crossgroth-cuda's kernel tests (every kernel against the CPU), and
 #             what a sticky launch error leaves (tests/fault.rs, tests/gpu_fault.rs)
+#   ptx       the kernel tests again on the embedded PTX (CROSSGROTH_CUDA_NO_CUBIN=1,
+#             JIT-compiled: what GPUs other than Hopper run; the sm_90 cubin is
+#             built with other defines, see scripts/cuda/build-ptx.sh)
 #   shaders   the WGSL shader tests at sizes up to WGPU_TEST_LOG (default 22)
 #             over Vulkan, every field path
 #   proofs    whole proofs on cuda and wgpu byte-identical to the cpu backend
@@ -68,7 +71,7 @@ step() {  # name, command...: run, log to $out/<name>.txt, remember failure
 }
 sanitize() {  # tool: the kernel tests that reach every kernel, at small sizes
     /usr/local/cuda/bin/compute-sanitizer --tool "$1" --print-limit 20 \
-        "$bin/gpu" --test-threads=1 t11 t12 t14 t15 t16 t20 t21 t30 t31
+        "$bin/gpu" --test-threads=1 t11 t12 t14 t15 t16 t19 t20 t21 t30 t31
 }
 for phase in "${phases[@]}"; do
     case "$phase" in
@@ -78,6 +81,9 @@ for phase in "${phases[@]}"; do
         step fault "$bin/fault" --nocapture
         step fault-prover "$bin/gpu_fault" --nocapture
         ;;&
+    ptx)
+        CROSSGROTH_CUDA_NO_CUBIN=1 step kernels-ptx "$bin/gpu" --test-threads=1 --nocapture
+        ;;
     check | shaders)
         CROSSGROTH_REQUIRE_WGPU=1 CROSSGROTH_WGPU_TEST_LOG="${WGPU_TEST_LOG:-22}" \
             step shaders "$bin/shaders" --test-threads=1 --nocapture

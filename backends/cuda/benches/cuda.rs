@@ -9,6 +9,8 @@
 //! - ntt/{20,24}: forward NTT of 2^k elements already on the device.
 //! - g2_msm/{18,20}: the same over G2.
 //! - compute_h/{20,24}: the whole H computation, transfers included.
+//! - fq_inverse/{fermat,divsteps}/20: 2^20 Fq inversions on resident data, one
+//!   a thread, by a^(p - 2) and by Bernstein-Yang divsteps.
 //! - g1_msm_26/{resident,streamed}: G1 MSM of 2^26 uniform scalars with the bases
 //!   on the device, and with them in host memory, streamed in chunks by the MSM
 //!   (only when CROSSGROTH_BENCH_MAX_LOG >= 26: 6 GiB of bases, 2 GiB of scalars).
@@ -19,7 +21,7 @@ use std::time::Duration;
 
 use blst::*;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use crossgroth_cuda::{host, CudaBackend};
+use crossgroth_cuda::{host, CudaBackend, InverseMethod};
 use rand::{Rng, RngCore, SeedableRng};
 
 fn random_fr_mont(rng: &mut impl RngCore) -> blst_fr {
@@ -202,6 +204,40 @@ fn benches(c: &mut Criterion) {
                 total
             })
         });
+    }
+    g.finish();
+
+    // ------------------------------------------------------------ Fq inverse
+    // 2^20 inversions, each element by its own thread, data resident: what one
+    // inversion costs in throughput, Fermat against divsteps.
+    let mut g = c.benchmark_group("fq_inverse");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    {
+        let xs: Vec<blst_fp> = random_bases(&mut rng, 1 << 20)
+            .iter()
+            .map(|p| p.x)
+            .collect();
+        let mut buf = gpu.upload_fq(&xs).expect("upload");
+        for (name, method) in [
+            ("fermat", InverseMethod::Fermat),
+            ("divsteps", InverseMethod::Divsteps),
+        ] {
+            gpu.fq_inverse_resident(&mut buf, method).expect("warm-up");
+            g.bench_with_input(BenchmarkId::new(name, 20), &method, |b, &method| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let (_, t) = gpu
+                            .time(|g| g.fq_inverse_resident(&mut buf, method))
+                            .expect("fq inverse");
+                        total += t;
+                    }
+                    total
+                })
+            });
+        }
     }
     g.finish();
 

@@ -22,8 +22,11 @@ pub use error::CudaError;
 /// The PTX of every kernel (kernels/crossgroth.ptx, ISA 8.0, compute_70).
 pub const PTX: &str = include_str!("../../../kernels/crossgroth.ptx");
 
-/// The same kernels assembled for sm_90 (Hopper) by ptxas 12.0; loaded instead
-/// of the PTX on compute capability 9.0 devices to skip the driver's JIT.
+/// The same kernels compiled for sm_90 (Hopper) by NVRTC and ptxas 12.0; loaded
+/// instead of the PTX on compute capability 9.0 devices to skip the driver's JIT.
+/// Built with the G1 accumulation's Fq products inlined (`MSM_G1_ACC_INLINE`,
+/// scripts/cuda/build-ptx.sh): faster there, but left out of the PTX because it
+/// makes the JIT that other GPUs run on first load ~7-13 s longer.
 pub const CUBIN_SM90: &[u8] = include_bytes!("../../../kernels/crossgroth.sm_90.cubin");
 
 /// Minimum CUDA driver API version (cuDriverGetVersion) for the PTX: 12.0.
@@ -148,6 +151,7 @@ struct Kernels {
     ntt_pass4: CudaFunction,
     ntt_pass_x4: CudaFunction,
     h_combine: CudaFunction,
+    fq_inverse_batch: CudaFunction,
 }
 
 struct CurveKernels {
@@ -240,6 +244,7 @@ macro_rules! launch_on {
 }
 
 mod bases;
+mod field;
 mod msm;
 mod msm_plan;
 mod ntt;
@@ -247,6 +252,7 @@ mod profile;
 mod tables;
 mod transfer;
 pub use bases::{G1Bases, G2Bases, HostBases};
+pub use field::{FqBuffer, InverseMethod};
 pub use ntt::FrBuffer;
 
 use transfer::Staging;
@@ -408,6 +414,7 @@ impl CudaBackend {
             ntt_pass4: f("ntt_pass4")?,
             ntt_pass_x4: f("ntt_pass_x4")?,
             h_combine: f("h_combine")?,
+            fq_inverse_batch: f("fq_inverse_batch")?,
         };
         Ok(CudaBackend {
             info,

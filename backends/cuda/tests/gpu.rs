@@ -890,6 +890,131 @@ fn fr_eq_slices(a: &[blst_fr], b: &[blst_fr]) -> bool {
     bad.is_empty()
 }
 
+// ------------------------------------------------------------------ Fq inversion
+
+/// BLS12-381's p, little-endian u64 limbs (blst_fp's layout).
+const FQ_P: [u64; 6] = [
+    0xb9feffffffffaaab,
+    0x1eabfffeb153ffff,
+    0x6730d2a0f6b0f624,
+    0x64774b84f38512bf,
+    0x4b1ba7b6434bacd7,
+    0x1a0111ea397fe69a,
+];
+
+fn fq_below_p(l: &[u64; 6]) -> bool {
+    for i in (0..6).rev() {
+        if l[i] != FQ_P[i] {
+            return l[i] < FQ_P[i];
+        }
+    }
+    false
+}
+
+/// A uniform element of Fq: any value below p is the Montgomery form of one.
+fn fq_random(rng: &mut impl RngCore) -> blst_fp {
+    loop {
+        let mut l = [0u64; 6];
+        for w in l.iter_mut() {
+            *w = rng.next_u64();
+        }
+        l[5] &= (1u64 << 61) - 1;
+        if fq_below_p(&l) {
+            return blst_fp { l };
+        }
+    }
+}
+
+/// Edge cases: 0, 1 (Montgomery form R mod p), -1, the stored values 1, 2 and
+/// p - 1, p - 2, powers of two, and values with long runs of equal bits.
+fn fq_edge_cases() -> Vec<blst_fp> {
+    let mut v = Vec::new();
+    let one = unsafe {
+        let mut o = blst_fp::default();
+        let u: [u64; 6] = [1, 0, 0, 0, 0, 0];
+        blst_fp_from_uint64(&mut o, u.as_ptr());
+        o
+    };
+    let mut minus_one = blst_fp::default();
+    unsafe { blst_fp_cneg(&mut minus_one, &one, true) };
+    v.extend([blst_fp::default(), one, minus_one]);
+    let raw = |l: [u64; 6]| blst_fp { l };
+    v.extend([raw([1, 0, 0, 0, 0, 0]), raw([2, 0, 0, 0, 0, 0])]);
+    let mut p1 = FQ_P;
+    p1[0] -= 1;
+    let mut p2 = FQ_P;
+    p2[0] -= 2;
+    v.extend([raw(p1), raw(p2)]);
+    for k in (0..380).step_by(7) {
+        let mut l = [0u64; 6];
+        l[k / 64] = 1 << (k % 64);
+        v.push(raw(l));
+        // 2^k - 1
+        let mut m = [0u64; 6];
+        for (i, w) in m.iter_mut().enumerate() {
+            let lo = 64 * i;
+            *w = if k >= lo + 64 {
+                u64::MAX
+            } else if k > lo {
+                (1u64 << (k - lo)) - 1
+            } else {
+                0
+            };
+        }
+        v.push(raw(m));
+    }
+    v
+}
+
+#[test]
+fn t19_fq_inverse_matches_blst() {
+    use crossgroth_cuda::InverseMethod;
+    let gpu = gpu_or_skip!();
+    let mut rng = rng();
+    for &n in &[1usize, 127, 128, 129, (1 << 16) + 3] {
+        let mut input = fq_edge_cases();
+        input.extend((0..n).map(|_| fq_random(&mut rng)));
+        let want: Vec<blst_fp> = input
+            .iter()
+            .map(|x| {
+                let mut r = blst_fp::default();
+                unsafe { blst_fp_inverse(&mut r, x) };
+                r
+            })
+            .collect();
+        for method in [InverseMethod::Divsteps, InverseMethod::Fermat] {
+            let mut got = input.clone();
+            gpu.fq_inverse(&mut got, method).unwrap();
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(
+                    g.l,
+                    w.l,
+                    "{method:?}: 1 / {:x?} (element {i} of {})",
+                    input[i].l,
+                    input.len()
+                );
+            }
+            eprintln!("ok Fq inverse {method:?}, {} elements", input.len());
+        }
+    }
+    // resident: upload, invert twice (back to the input), download
+    let input: Vec<blst_fp> = (0..(1usize << 18) + 1)
+        .map(|_| fq_random(&mut rng))
+        .collect();
+    let mut buf = gpu.upload_fq(&input).unwrap();
+    gpu.fq_inverse_resident(&mut buf, InverseMethod::Divsteps)
+        .unwrap();
+    gpu.fq_inverse_resident(&mut buf, InverseMethod::Divsteps)
+        .unwrap();
+    let mut back = vec![blst_fp::default(); input.len()];
+    gpu.download_fq(&buf, &mut back).unwrap();
+    assert!(
+        back.iter().zip(&input).all(|(a, b)| a.l == b.l),
+        "1 / (1 / x) != x on the device"
+    );
+    eprintln!("ok Fq inverse resident, {} elements twice", input.len());
+}
+
 #[test]
 fn t29_fr_transfers_roundtrip() {
     let gpu = gpu_or_skip!();

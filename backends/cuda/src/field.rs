@@ -1,0 +1,129 @@
+//! Field-element kernels on their own: Fq inversion in bulk
+//! (kernels/ff/kernels.cuh), to test the divsteps inversion against blst and to
+//! time it against Fermat's. A batch-affine MSM accumulation would invert once
+//! per batch of additions, and whether that pays depends on these figures.
+
+use blst::blst_fp;
+use cudarc::driver::CudaSlice;
+
+use crate::{CudaBackend, CudaError};
+
+/// u64 words of one Fq element (blst_fp).
+const FQ_WORDS: usize = 6;
+
+/// How [`CudaBackend::fq_inverse`] inverts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InverseMethod {
+    /// a^(p - 2): ~570 dependent Fq products.
+    Fermat,
+    /// Bernstein-Yang divsteps (kernels/ff/safegcd.cuh): 37 batches of 30
+    /// branch-free steps, mostly integer-ALU work.
+    Divsteps,
+}
+
+impl InverseMethod {
+    fn kernel_arg(self) -> u32 {
+        match self {
+            InverseMethod::Fermat => 0,
+            InverseMethod::Divsteps => 1,
+        }
+    }
+}
+
+/// Fq elements resident on the device (blst_fp layout), e.g. for timing.
+pub struct FqBuffer {
+    buf: CudaSlice<u64>,
+    len: usize,
+}
+
+impl FqBuffer {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+fn fq_words(v: &[blst_fp]) -> &[u64] {
+    // SAFETY: blst_fp is repr(C) { l: [u64; 6] }: no padding.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u64, v.len() * FQ_WORDS) }
+}
+
+fn fq_words_mut(v: &mut [blst_fp]) -> &mut [u64] {
+    // SAFETY: as fq_words.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u64, v.len() * FQ_WORDS) }
+}
+
+impl CudaBackend {
+    /// values[i] = 1 / values[i] in Fq (Montgomery form, as blst keeps it); zero
+    /// stays zero. Elements must be below p, as blst's are.
+    pub fn fq_inverse(
+        &self,
+        values: &mut [blst_fp],
+        method: InverseMethod,
+    ) -> Result<(), CudaError> {
+        if values.is_empty() {
+            return Ok(());
+        }
+        let _g = self.guard();
+        let mut buf = FqBuffer {
+            buf: self.upload_large(fq_words(values), "Fq elements")?,
+            len: values.len(),
+        };
+        self.fq_inverse_on_device(&mut buf, method)?;
+        self.download_large(&buf.buf, fq_words_mut(values), "Fq inverse")
+    }
+
+    /// Copies Fq elements to the device (for [`Self::fq_inverse_resident`]).
+    pub fn upload_fq(&self, values: &[blst_fp]) -> Result<FqBuffer, CudaError> {
+        let _g = self.guard();
+        let buf = self.upload_large(fq_words(values), "Fq elements")?;
+        self.sync("Fq upload")?;
+        Ok(FqBuffer {
+            buf,
+            len: values.len(),
+        })
+    }
+
+    /// [`Self::fq_inverse`] on device-resident elements (no transfers).
+    pub fn fq_inverse_resident(
+        &self,
+        data: &mut FqBuffer,
+        method: InverseMethod,
+    ) -> Result<(), CudaError> {
+        let _g = self.guard();
+        self.fq_inverse_on_device(data, method)?;
+        self.sync("Fq inverse")
+    }
+
+    /// Copies device-resident Fq elements back (the first `out.len()`).
+    pub fn download_fq(&self, data: &FqBuffer, out: &mut [blst_fp]) -> Result<(), CudaError> {
+        if out.len() > data.len {
+            return Err(CudaError::InvalidInput(format!(
+                "{} Fq elements asked of a buffer of {}",
+                out.len(),
+                data.len
+            )));
+        }
+        let _g = self.guard();
+        self.download_large(&data.buf, fq_words_mut(out), "Fq download")
+    }
+
+    fn fq_inverse_on_device(
+        &self,
+        data: &mut FqBuffer,
+        method: InverseMethod,
+    ) -> Result<(), CudaError> {
+        if data.len >= u32::MAX as usize {
+            return Err(CudaError::InvalidInput(format!(
+                "{} Fq elements is too many for one launch",
+                data.len
+            )));
+        }
+        let n = data.len as u32;
+        let m = method.kernel_arg();
+        launch!(self, self.k.fq_inverse_batch, data.len, 128; &mut data.buf, &n, &m);
+        Ok(())
+    }
+}
