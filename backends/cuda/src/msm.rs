@@ -3,7 +3,7 @@
 //! the window sums for the host to fold.
 
 use blst::blst_fr;
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream};
 use std::sync::Arc;
 
 use crate::msm_plan::{
@@ -155,6 +155,10 @@ impl CudaBackend {
         let seg: u32 = (k_per_win as u32).min(if nb >= 1 << 22 { 64 } else { 32 });
         let nseg = k_per_win / seg as usize;
 
+        let affine = match curve {
+            Curve::G1 => self.affine_accumulation()?,
+            Curve::G2 => None,
+        };
         let _g = self.guard();
         let mut prof = Profiler::new(self);
         let ck = &self.k.g[curve as usize];
@@ -382,7 +386,14 @@ impl CudaBackend {
             // The runs add to the buckets, which keep the earlier passes' sums.
             let chunks = (nwin * m).div_ceil(l_chunk as usize);
             let (entries, offsets) = (&*entries, &*offsets);
-            launch!(self, ck.accumulate, chunks, 128; &bases, entries, offsets, &nb32, &l_chunk, &mut *target, &mut heads);
+            match &affine {
+                Some((f, chains)) => {
+                    launch!(self, f, chunks.div_ceil(*chains), 128; &bases, entries, offsets, &nb32, &l_chunk, &mut *target, &mut heads)
+                }
+                None => {
+                    launch!(self, ck.accumulate, chunks, 128; &bases, entries, offsets, &nb32, &l_chunk, &mut *target, &mut heads)
+                }
+            }
             prof.mark_pass(p, ranges.len(), "accumulate");
             // Levels of partial sums, while the previous level may have had
             // more than one chunk (the device skips levels past the last).
@@ -486,6 +497,36 @@ impl CudaBackend {
         drop(sort_stream);
         drop((buckets, heads, heads2, segs, tmp));
         Ok((words, c))
+    }
+}
+
+impl CudaBackend {
+    /// The batch-affine G1 accumulation (kernels/msm/accumulate_affine.cuh) and
+    /// its chains a thread, when CROSSGROTH_CUDA_MSM_AFFINE=<4|8|16> asks for it:
+    /// an experiment, in modules built with -DMSM_AFFINE_KERNELS=1 only (a
+    /// variant cubin loaded with CROSSGROTH_CUDA_CUBIN).
+    fn affine_accumulation(&self) -> Result<Option<(CudaFunction, usize)>, CudaError> {
+        let Ok(v) = std::env::var("CROSSGROTH_CUDA_MSM_AFFINE") else {
+            return Ok(None);
+        };
+        let chains = match v.trim() {
+            "4" => 4,
+            "8" => 8,
+            "16" => 16,
+            _ => {
+                return Err(CudaError::InvalidInput(format!(
+                    "CROSSGROTH_CUDA_MSM_AFFINE={v}: chains a thread must be 4, 8 or 16"
+                )))
+            }
+        };
+        let name = format!("g1_msm_accumulate_affine{chains}");
+        let f = self._module.load_function(&name).map_err(|e| {
+            CudaError::ModuleLoad(format!(
+                "kernel {name} ({e:?}): CROSSGROTH_CUDA_MSM_AFFINE needs a module built with \
+                 -DMSM_AFFINE_KERNELS=1 (scripts/cuda/build-ptx.sh --variant), loaded with CROSSGROTH_CUDA_CUBIN"
+            ))
+        })?;
+        Ok(Some((f, chains)))
     }
 }
 

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Runs CUDA kernels of crossgroth on the host and checks them against Python.
+
+The kernels' headers compile with the host's C++ compiler through
+scripts/cuda/emu/cuda_emu.h (CUDA's keywords, one thread after another; the
+PTX carry-chain instructions emulated in kernels/ff/ptx.cuh), so the very
+source the GPU runs is checked here, in CI, without a GPU. What runs: the G1
+MSM accumulation (the XYZZ kernel the MSM uses and the batch-affine variant of
+kernels/msm/accumulate_affine.cuh with 4, 8 and 16 chains a thread) with the
+levels after it, on sorted bucket entries whose sums Python computes in affine
+coordinates: uniform buckets, one hot bucket, runs of a repeated point
+(doublings), P next to -P (the identity), identity bases, empty buckets, and
+chunks that end inside a run.
+
+usage: check_kernels_host.py [--quick]
+"""
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+P = 0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB
+R = 2**384 % P
+GX = 0x17F1D3A73197D7942695638C4FA9AC0FC3688C4F9774B905A14E3A3F171BAC586C55E83FF97A1AEFFB3AF00ADB22C6BB
+GY = 0x08B3F481E3AAA0F1A09E30ED741D8AE4FCF5E095D5D00AF600DB18CB2C04B3EDD03CC744A2888AE40CAA232946C5E7E1
+INF = None
+
+
+def add(a, b):
+    """Affine addition on y^2 = x^3 + 4 over Fq (None is the identity)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    (x1, y1), (x2, y2) = a, b
+    if x1 == x2:
+        if (y1 + y2) % P == 0:
+            return None
+        lam = 3 * x1 * x1 * pow(2 * y1, -1, P) % P
+    else:
+        lam = (y2 - y1) * pow(x2 - x1, -1, P) % P
+    x3 = (lam * lam - x1 - x2) % P
+    return (x3, (lam * (x1 - x3) - y1) % P)
+
+
+def neg(a):
+    return None if a is None else (a[0], (-a[1]) % P)
+
+
+def mul(k, a):
+    r = None
+    while k:
+        if k & 1:
+            r = add(r, a)
+        a = add(a, a)
+        k >>= 1
+    return r
+
+
+def limbs(v):
+    return " ".join("%x" % ((v >> (32 * i)) & 0xFFFFFFFF) for i in range(12))
+
+
+def make_bases(rng, n):
+    """A random walk of G1 points, with identities and repeats among them."""
+    p = mul(rng.randrange(1, 2**64), (GX, GY))
+    step = mul(rng.randrange(1, 2**64), (GX, GY))
+    bases = []
+    for i in range(n):
+        if i % 37 == 5:
+            bases.append(None)  # an identity base
+        elif i % 29 == 3 and bases and bases[-1] is not None:
+            bases.append(bases[-1])  # the same point twice
+        else:
+            p = add(p, step)
+            bases.append(p)
+    return bases
+
+
+def cases(rng, nbases, quick):
+    """(name, nb, entries): entries (key, base, negate) sorted by key."""
+    scale = 1 if quick else 4
+    out = []
+    nb = 64
+    e = [(rng.randrange(nb), rng.randrange(nbases), rng.random() < 0.5) for _ in range(600 * scale)]
+    out.append(("uniform", nb, e))
+    e = [(7 if rng.random() < 0.7 else rng.randrange(nb), rng.randrange(nbases), rng.random() < 0.3)
+         for _ in range(700 * scale)]
+    out.append(("hot bucket", nb, e))
+    e = []
+    for key in range(0, nb, 2):  # odd buckets stay empty
+        b = rng.randrange(nbases)
+        pattern = rng.choice([[(b, 0), (b, 0)], [(b, 0), (b, 1)], [(b, 0), (b, 0), (b, 1)],
+                              [(b, 1), (b, 1), (b, 1), (b, 0)], [(b, 0)] * 5])
+        e += [(key, bb, s) for bb, s in pattern]
+        e += [(key, rng.randrange(nbases), rng.random() < 0.5) for _ in range(rng.randrange(0, 4))]
+    out.append(("doublings, P and -P", nb, e))
+    e = [(rng.randrange(4), rng.randrange(nbases), False) for _ in range(150 * scale)]
+    out.append(("four buckets", 4, e))
+    e = [(rng.randrange(512), rng.randrange(nbases), rng.random() < 0.5) for _ in range(40)]
+    out.append(("sparse", 512, e))
+    out.append(("single entry", 8, [(3, 1, False)]))
+    return [(name, nb, sorted(e, key=lambda t: t[0])) for name, nb, e in out]
+
+
+def expected(bases, nb, entries):
+    sums = [None] * nb
+    for key, b, s in entries:
+        pt = bases[b]
+        sums[key] = add(sums[key], neg(pt) if s else pt)
+    return sums
+
+
+def parse_bucket(line):
+    X, Y, ZZ, ZZZ = (int(w, 16) for w in line.split())
+    if ZZ == 0:
+        return None
+    # Montgomery factors cancel in the ratios x = X / ZZ, y = Y / ZZZ
+    return (X * pow(ZZ, -1, P) % P, Y * pow(ZZZ, -1, P) % P)
+
+
+def main():
+    quick = "--quick" in sys.argv
+    rng = random.Random()
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    cxx = os.environ.get("CXX", "g++")
+    bases = make_bases(rng, 97)
+    base_text = f"{len(bases)}\n" + "".join(
+        "0 " * 24 + "\n" if b is None else f"{limbs(b[0] * R % P)} {limbs(b[1] * R % P)}\n" for b in bases)
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "msm_accumulate")
+        # -fno-strict-aliasing: the kernels copy points as uint4 vectors
+        # (load16 / store16), which the host compiler's type-based alias
+        # analysis may reorder (g++ -O2 did, here); nvcc's code is unaffected.
+        # (Warnings off: the kernels are device code, linted by nvcc, not g++.)
+        subprocess.run([cxx, "-O2", "-fno-strict-aliasing", "-std=c++17", "-w",
+                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
+                        os.path.join(repo, "scripts/cuda/emu/msm_accumulate.cpp"), "-o", exe], check=True)
+        runs = 0
+        for name, nb, entries in cases(rng, len(bases), quick):
+            want = expected(bases, nb, entries)
+            feed = base_text + f"{nb} {len(entries)}\n" + "".join(f"{k} {b} {int(s)}\n" for k, b, s in entries)
+            for kernel in ("xyzz", "affine4", "affine8", "affine16"):
+                for l0, l1 in ((8, 4), (3, 2), (64, 8), (128, 8)):
+                    out = subprocess.run([exe, kernel, str(l0), str(l1)], input=feed, capture_output=True,
+                                         text=True, check=True).stdout.strip().split("\n")
+                    got = [parse_bucket(line) for line in out]
+                    for key in range(nb):
+                        if got[key] != want[key]:
+                            sys.exit(f"check_kernels_host: {kernel} L={l0}/{l1}, {name}: bucket {key} is "
+                                     f"{got[key]}, expected {want[key]}")
+                    runs += 1
+            print(f"check_kernels_host: {name}: {len(entries)} entries in {nb} buckets: the XYZZ and "
+                  "batch-affine (4, 8, 16 chains) accumulations with their levels equal Python's sums")
+        print(f"check_kernels_host: ok ({runs} runs)")
+
+
+if __name__ == "__main__":
+    main()
