@@ -4,13 +4,21 @@
 The kernels' headers compile with the host's C++ compiler through
 scripts/cuda/emu/cuda_emu.h (CUDA's keywords, one thread after another; the
 PTX carry-chain instructions emulated in kernels/ff/ptx.cuh), so the very
-source the GPU runs is checked here, in CI, without a GPU. What runs: the G1
-MSM accumulation (the XYZZ kernel the MSM uses and the batch-affine variant of
-kernels/msm/accumulate_affine.cuh with 4, 8 and 16 chains a thread) with the
-levels after it, on sorted bucket entries whose sums Python computes in affine
-coordinates: uniform buckets, one hot bucket, runs of a repeated point
-(doublings), P next to -P (the identity), identity bases, empty buckets, and
-chunks that end inside a run.
+source the GPU runs is checked here, in CI, without a GPU. What runs:
+
+- the G1 MSM accumulation (the XYZZ kernel the MSM uses and the batch-affine
+  variant of kernels/msm/accumulate_affine.cuh with 4, 8 and 16 chains a
+  thread) with the levels after it, on sorted bucket entries whose sums Python
+  computes in affine coordinates: uniform buckets, one hot bucket, runs of a
+  repeated point (doublings), P next to -P (the identity), identity bases,
+  empty buckets, and chunks that end inside a run;
+- the whole device part of a G1 MSM as backends/cuda/src/msm.rs launches it in
+  one pass (scalar preparation, signed digits, the scatter, accumulation,
+  levels, bucket reduction, window sums, the sum of the scalars equal to 1,
+  tables of precomputed copies), folded as the host folds it and compared with
+  Python's sum of s_i P_i: plain windows, a density, tables of 3 and 32 copies,
+  scalars 0, 1, r - 1, all 1, all 0 but one. The offsets scan, whose kernels
+  use block barriers, is a plain prefix sum there.
 
 usage: check_kernels_host.py [--quick]
 """
@@ -24,7 +32,7 @@ P = 0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB1
 R = 2**384 % P
 GX = 0x17F1D3A73197D7942695638C4FA9AC0FC3688C4F9774B905A14E3A3F171BAC586C55E83FF97A1AEFFB3AF00ADB22C6BB
 GY = 0x08B3F481E3AAA0F1A09E30ED741D8AE4FCF5E095D5D00AF600DB18CB2C04B3EDD03CC744A2888AE40CAA232946C5E7E1
-INF = None
+R_FR = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
 
 
 def add(a, b):
@@ -120,6 +128,67 @@ def parse_bucket(line):
     return (X * pow(ZZ, -1, P) % P, Y * pow(ZZZ, -1, P) % P)
 
 
+def from_jacobian(line):
+    """blst's Jacobian (x = X / Z^2, y = Y / Z^3) in Montgomery form, as affine."""
+    X, Y, Z = (int(w, 16) for w in line.split())
+    if Z == 0:
+        return None
+    zi = pow(Z, -1, P)
+    # X_m / Z_m^2 = (X / Z^2) / R, Y_m / Z_m^3 = (Y / Z^3) / R^2
+    return (X * zi * zi * R % P, Y * zi * zi * zi * R * R % P)
+
+
+def msm_cases(rng, quick):
+    """(name, c, copies, scalars, density bits or None)."""
+    n = 70 if quick else 160
+    def scalars():
+        v = [rng.randrange(R_FR) for _ in range(n)]
+        for i, x in enumerate([0, 1, R_FR - 1, 2, 1, 0, (R_FR - 1) // 2]):
+            v[rng.randrange(n)] = x
+        return v
+    dens = [rng.random() < 0.7 for _ in range(n)]
+    return [
+        ("plain, c = 4", 4, 1, scalars(), None),
+        ("plain, c = 8, density", 8, 1, scalars(), dens),
+        ("table of 3 copies, c = 5", 5, 3, scalars(), None),
+        ("table of 32 copies (one bucket set), c = 8", 8, 32, scalars(), dens),
+        ("all scalars 1", 6, 1, [1] * n, None),
+        ("all scalars 0 but one", 6, 4, [0] * (n - 1) + [R_FR - 1], None),
+    ]
+
+
+def check_msm(exe, rng, bases, quick):
+    for name, c, copies, scalars, dens in msm_cases(rng, quick):
+        n = len(scalars)
+        text = f"{n}\n" + "".join(
+            "0 " * 24 + "\n" if b is None else f"{limbs(b[0] * R % P)} {limbs(b[1] * R % P)}\n" for b in bases[:n])
+        mont = [x * 2**256 % R_FR for x in scalars]
+        text += "".join(" ".join("%x" % ((m >> (32 * i)) & 0xFFFFFFFF) for i in range(8)) + "\n" for m in mont)
+        if dens is None:
+            text += "density 0\n"
+            terms = list(zip(scalars, bases))
+        else:
+            words = [sum(1 << j for j in range(64) if 64 * w + j < n and dens[64 * w + j])
+                     for w in range((n + 63) // 64)]
+            text += "density 1\n" + " ".join("%x" % w for w in words) + "\n"
+            included = [x for x, d in zip(scalars, dens) if d]
+            terms = list(zip(included, bases))
+        want = None
+        for x, b in terms:
+            want = add(want, mul(x, b))
+        for l0, l1 in ((8, 4), (64, 8)):
+            out = subprocess.run([exe, str(c), str(copies), str(l0), str(l1)], input=text, capture_output=True,
+                                 text=True, check=True).stdout.strip().split("\n")
+            sets = [from_jacobian(line) for line in out]
+            got = sets[-1]  # the scalars equal to 1
+            for k, sk in enumerate(sets[:-1]):
+                got = add(got, mul(pow(2, c * k, R_FR), sk))
+            if got != want:
+                sys.exit(f"check_kernels_host: G1 MSM, {name}, L={l0}/{l1}: {got}, expected {want}")
+        print(f"check_kernels_host: G1 MSM, {name} ({n} terms): prepare, scatter, accumulation, levels, "
+              "bucket reduction, window sums, ones" + (", table" if copies > 1 else "") + ": equals Python's")
+
+
 def main():
     quick = "--quick" in sys.argv
     rng = random.Random()
@@ -153,7 +222,12 @@ def main():
                     runs += 1
             print(f"check_kernels_host: {name}: {len(entries)} entries in {nb} buckets: the XYZZ and "
                   "batch-affine (4, 8, 16 chains) accumulations with their levels equal Python's sums")
-        print(f"check_kernels_host: ok ({runs} runs)")
+        exe = os.path.join(tmp, "msm_host")
+        subprocess.run([cxx, "-O2", "-fno-strict-aliasing", "-std=c++17", "-w",
+                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
+                        os.path.join(repo, "scripts/cuda/emu/msm_host.cpp"), "-o", exe], check=True)
+        check_msm(exe, rng, make_bases(rng, 200), quick)
+        print(f"check_kernels_host: ok ({runs} accumulation runs, {len(msm_cases(rng, quick)) * 2} MSMs)")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,135 @@
+// Host run of the whole device part of a G1 MSM (kernels/msm/pippenger.cuh),
+// launched as backends/cuda/src/msm.rs launches it in one pass, for
+// scripts/cuda/check_kernels_host.py. The offsets scan (block barriers, warp
+// shuffles: not emulated) is a plain prefix sum here.
+//
+//   msm_host c copies L0 L1 < input
+//   input: n, then per base 24 hex u32 limbs (x, y; Montgomery form), then per
+//          scalar 8 hex u32 limbs (Montgomery form, as the prover keeps it),
+//          then "density 0" or "density 1" and ceil(n / 64) hex u64 words
+//   output: one line per bucket set and one for the scalars equal to 1:
+//           Jacobian X Y Z (Montgomery form), hex limbs, most significant first
+#include "cuda_emu.h"
+#include "crossgroth.cu"
+
+#include <vector>
+
+static void print_fq(const fq_t& v) {
+    for (int i = 11; i >= 0; i--) printf("%08x", v.l[i]);
+}
+
+// The window-sum tree of msm.rs: groups x len partial sums down to one per
+// group, fan_in at a time, then Jacobian.
+static void sum_to_jacobian(std::vector<g1_xyzz_t> a, u32 groups, u32 len, std::vector<g1_jacobian_t>& out) {
+    const u32 fan_in = 4;
+    while (len > 1) {
+        const u32 f = len < fan_in ? len : fan_in;
+        const u32 len2 = (len + f - 1) / f;
+        std::vector<g1_xyzz_t> b((size_t)groups * len2);
+        emu_launch(groups * len2, 64, [&] { msm_sum_groups_impl(a.data(), groups, len, f, b.data(), len2); });
+        a.swap(b);
+        len = len2;
+    }
+    out.resize(groups);
+    emu_launch(groups, 64, [&] { msm_to_jacobian_impl(a.data(), groups, out.data()); });
+}
+
+int main(int argc, char** argv) {
+    if (argc != 5) {
+        fprintf(stderr, "usage: msm_host c copies L0 L1 < input\n");
+        return 2;
+    }
+    const u32 c = (u32)atoi(argv[1]), F = (u32)atoi(argv[2]), L0 = (u32)atoi(argv[3]), L1 = (u32)atoi(argv[4]);
+    unsigned n = 0;
+    if (scanf("%u", &n) != 1 || n == 0) return 2;
+    std::vector<g1_affine_t> bases(n);
+    for (auto& b : bases) {
+        for (int i = 0; i < 12; i++)
+            if (scanf("%x", &b.x.l[i]) != 1) return 2;
+        for (int i = 0; i < 12; i++)
+            if (scanf("%x", &b.y.l[i]) != 1) return 2;
+    }
+    std::vector<fr_t> scalars(n);
+    for (auto& s : scalars)
+        for (int i = 0; i < 8; i++)
+            if (scanf("%x", &s.l[i]) != 1) return 2;
+    unsigned has_density = 0;
+    if (scanf(" density %u", &has_density) != 1) return 2;
+    const unsigned words = (n + 63) / 64;
+    std::vector<u64> density(words, 0);
+    std::vector<u32> prefix(words, 0);
+    if (has_density) {
+        u32 acc = 0;
+        for (unsigned i = 0; i < words; i++) {
+            if (scanf("%llx", &density[i]) != 1) return 2;
+            prefix[i] = acc;
+            acc += __builtin_popcountll(density[i]);
+        }
+    }
+    // The plan: windows, bucket sets, the table's stride (WindowPlan).
+    const u32 nwin = (256 + c - 1) / c;
+    const u32 wset = F > 1 ? (nwin + F - 1) / F : nwin;
+    const u32 K = 1u << (c - 1), nb = wset * K;
+    // The bases as the MSM reads them: F copies of each, 2^(c wset k) times it.
+    std::vector<g1_affine_t> table((size_t)n * F);
+    if (F > 1) {
+        std::vector<g1_xyzz_t> tmp((size_t)n * (F - 1));
+        std::vector<fq_t> tmp_prod((size_t)n * (F - 1));
+        const u32 shift = c * wset;
+        emu_launch(n, 128, [&] {
+            msm_precompute_impl(bases.data(), n, F, shift, table.data(), tmp.data(), tmp_prod.data());
+        });
+    } else {
+        table = bases;
+    }
+    std::vector<fr_t> canon(n);
+    std::vector<u32> bidx(n), counts(nb, 0), offsets(nb + 1), cursor(nb);
+    emu_launch(n, 256, [&] {
+        msm_prepare(scalars.data(), n, has_density ? density.data() : nullptr, has_density ? prefix.data() : nullptr,
+                    0, c, nwin, wset, canon.data(), bidx.data(), counts.data());
+    });
+    offsets[0] = 0;
+    for (u32 k = 0; k < nb; k++) offsets[k + 1] = offsets[k] + counts[k];
+    for (u32 k = 0; k < nb; k++) cursor[k] = offsets[k];
+    const u32 total = offsets[nb];
+    std::vector<u64> entries(total ? total : 1);
+    emu_launch(n, 256, [&] {
+        msm_scatter(canon.data(), bidx.data(), n, c, 0, nwin, wset, F, cursor.data(), entries.data());
+    });
+    std::vector<g1_xyzz_t> buckets(nb, g1_xyzz_t::inf());
+    const u32 chunks = total ? (total + L0 - 1) / L0 : 1;
+    std::vector<g1_xyzz_t> heads(chunks), heads2(chunks);
+    emu_launch(chunks, 128, [&] {
+        msm_accumulate_impl(table.data(), entries.data(), offsets.data(), nb, L0, buckets.data(), heads.data());
+    });
+    u64 prev_max = total, prev_l = L0;
+    for (u32 level = 1; prev_max > prev_l; level++) {
+        const u64 cur_max = (prev_max + prev_l - 1) / prev_l;
+        g1_xyzz_t* in = level % 2 ? heads.data() : heads2.data();
+        g1_xyzz_t* out = level % 2 ? heads2.data() : heads.data();
+        emu_launch((u32)((cur_max + L1 - 1) / L1), 128, [&] {
+            msm_accumulate_level_impl(in, entries.data(), offsets.data(), nb, L0, L1, level, buckets.data(), out);
+        });
+        prev_max = cur_max;
+        prev_l = L1;
+    }
+    const u32 seg = K < 32 ? K : 32, nseg = K / seg;
+    std::vector<g1_xyzz_t> segs((size_t)wset * nseg);
+    emu_launch(wset * nseg, 64, [&] { msm_bucket_reduce_impl(buckets.data(), K, wset, seg, segs.data()); });
+    std::vector<g1_jacobian_t> sets, ones;
+    sum_to_jacobian(segs, wset, nseg, sets);
+    const u32 f = 64, t = (n + f - 1) / f;
+    std::vector<g1_xyzz_t> part(t);
+    emu_launch(t, 64, [&] { msm_ones_impl(table.data(), F, bidx.data(), n, f, part.data(), t); });
+    sum_to_jacobian(part, 1, t, ones);
+    sets.push_back(ones[0]);
+    for (const auto& j : sets) {
+        print_fq(j.x);
+        printf(" ");
+        print_fq(j.y);
+        printf(" ");
+        print_fq(j.z);
+        printf("\n");
+    }
+    return 0;
+}
