@@ -176,17 +176,18 @@ def check_msm(exe, rng, bases, quick):
         want = None
         for x, b in terms:
             want = add(want, mul(x, b))
-        for l0, l1 in ((8, 4), (64, 8)):
-            out = subprocess.run([exe, str(c), str(copies), str(l0), str(l1)], input=text, capture_output=True,
-                                 text=True, check=True).stdout.strip().split("\n")
+        for l0, l1, acc in ((8, 4, "xyzz"), (64, 8, "xyzz"), (8, 4, "affine16"), (16, 4, "affine8")):
+            out = subprocess.run([exe, str(c), str(copies), str(l0), str(l1), acc], input=text,
+                                 capture_output=True, text=True, check=True).stdout.strip().split("\n")
             sets = [from_jacobian(line) for line in out]
             got = sets[-1]  # the scalars equal to 1
             for k, sk in enumerate(sets[:-1]):
                 got = add(got, mul(pow(2, c * k, R_FR), sk))
             if got != want:
-                sys.exit(f"check_kernels_host: G1 MSM, {name}, L={l0}/{l1}: {got}, expected {want}")
+                sys.exit(f"check_kernels_host: G1 MSM, {name}, L={l0}/{l1}, {acc}: {got}, expected {want}")
         print(f"check_kernels_host: G1 MSM, {name} ({n} terms): prepare, scatter, accumulation, levels, "
-              "bucket reduction, window sums, ones" + (", table" if copies > 1 else "") + ": equals Python's")
+              "bucket reduction, window sums, ones" + (", table" if copies > 1 else "") +
+              ", with the XYZZ and the batch-affine accumulation: equals Python's")
 
 
 def main():
@@ -227,7 +228,7 @@ def main():
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/msm_host.cpp"), "-o", exe], check=True)
         check_msm(exe, rng, make_bases(rng, 200), quick)
-        print(f"check_kernels_host: ok ({runs} accumulation runs, {len(msm_cases(rng, quick)) * 2} MSMs)")
+        print(f"check_kernels_host: ok ({runs} accumulation runs, {len(msm_cases(rng, quick)) * 4} MSMs)")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 // scripts/cuda/check_kernels_host.py. The offsets scan (block barriers, warp
 // shuffles: not emulated) is a plain prefix sum here.
 //
-//   msm_host c copies L0 L1 < input
+//   msm_host c copies L0 L1 [xyzz|affine4|affine8|affine16] < input
 //   input: n, then per base 24 hex u32 limbs (x, y; Montgomery form), then per
 //          scalar 8 hex u32 limbs (Montgomery form, as the prover keeps it),
 //          then "density 0" or "density 1" and ceil(n / 64) hex u64 words
@@ -11,6 +11,9 @@
 //           Jacobian X Y Z (Montgomery form), hex limbs, most significant first
 #include "cuda_emu.h"
 #include "crossgroth.cu"
+
+#include <string>
+#include <type_traits>
 
 #include <vector>
 
@@ -35,10 +38,11 @@ static void sum_to_jacobian(std::vector<g1_xyzz_t> a, u32 groups, u32 len, std::
 }
 
 int main(int argc, char** argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: msm_host c copies L0 L1 < input\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: msm_host c copies L0 L1 [xyzz|affine4|affine8|affine16] < input\n");
         return 2;
     }
+    const std::string acc = argc == 6 ? argv[5] : "xyzz";
     const u32 c = (u32)atoi(argv[1]), F = (u32)atoi(argv[2]), L0 = (u32)atoi(argv[3]), L1 = (u32)atoi(argv[4]);
     unsigned n = 0;
     if (scanf("%u", &n) != 1 || n == 0) return 2;
@@ -99,9 +103,24 @@ int main(int argc, char** argv) {
     std::vector<g1_xyzz_t> buckets(nb, g1_xyzz_t::inf());
     const u32 chunks = total ? (total + L0 - 1) / L0 : 1;
     std::vector<g1_xyzz_t> heads(chunks), heads2(chunks);
-    emu_launch(chunks, 128, [&] {
-        msm_accumulate_impl(table.data(), entries.data(), offsets.data(), nb, L0, buckets.data(), heads.data());
-    });
+    auto affine = [&](auto chains) {
+        constexpr int K = decltype(chains)::value;
+        emu_launch((chunks + K - 1) / K, 128, [&] {
+            msm_accumulate_affine_impl<g1_affine_t, g1_xyzz_t, fq_t, K>(table.data(), entries.data(), offsets.data(),
+                                                                        nb, L0, buckets.data(), heads.data());
+        });
+    };
+    if (acc == "affine4") affine(std::integral_constant<int, 4>());
+    else if (acc == "affine8") affine(std::integral_constant<int, 8>());
+    else if (acc == "affine16") affine(std::integral_constant<int, 16>());
+    else if (acc == "xyzz")
+        emu_launch(chunks, 128, [&] {
+            msm_accumulate_impl(table.data(), entries.data(), offsets.data(), nb, L0, buckets.data(), heads.data());
+        });
+    else {
+        fprintf(stderr, "unknown accumulation %s\n", acc.c_str());
+        return 2;
+    }
     u64 prev_max = total, prev_l = L0;
     for (u32 level = 1; prev_max > prev_l; level++) {
         const u64 cur_max = (prev_max + prev_l - 1) / prev_l;
