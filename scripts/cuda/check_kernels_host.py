@@ -6,6 +6,8 @@ scripts/cuda/emu/cuda_emu.h (CUDA's keywords, one thread after another; the
 PTX carry-chain instructions emulated in kernels/ff/ptx.cuh), so the very
 source the GPU runs is checked here, in CI, without a GPU. What runs:
 
+- fq_inverse_batch, both methods (divsteps, Fermat), on Montgomery-form
+  elements: 0, 1, p - 1, R, powers of two, random;
 - the G1 MSM accumulation (the XYZZ kernel the MSM uses and the batch-affine
   variant of kernels/msm/accumulate_affine.cuh with 4, 8 and 16 chains a
   thread) with the levels after it, on sorted bucket entries whose sums Python
@@ -190,6 +192,22 @@ def check_msm(exe, rng, bases, quick):
               ", with the XYZZ and the batch-affine accumulation: equals Python's")
 
 
+def check_fq_inverse(exe, rng, quick):
+    """fq_inverse_batch (both methods) on Montgomery-form elements."""
+    xs = [0, 1, 2, P - 1, P - 2, R, P - R, (P - 1) // 2] + [2**k for k in range(0, 381, 5)]
+    xs += [rng.randrange(P) for _ in range(50 if quick else 400)]
+    feed = "".join(limbs(x) + "\n" for x in xs)
+    for method in ("divsteps", "fermat"):
+        out = subprocess.run([exe, method], input=feed, capture_output=True, text=True,
+                             check=True).stdout.split()
+        for x, line in zip(xs, out):
+            # x is the Montgomery form of a = x / R; 1 / a in that form is R^2 / x
+            want = 0 if x == 0 else pow(x, -1, P) * R * R % P
+            if int(line, 16) != want:
+                sys.exit(f"check_kernels_host: fq_inverse_batch {method}: 1 / {x:#x} = {line}, expected {want:#x}")
+        print(f"check_kernels_host: fq_inverse_batch ({method}): {len(xs)} Montgomery-form inverses equal Python's")
+
+
 def main():
     quick = "--quick" in sys.argv
     rng = random.Random()
@@ -223,6 +241,11 @@ def main():
                     runs += 1
             print(f"check_kernels_host: {name}: {len(entries)} entries in {nb} buckets: the XYZZ and "
                   "batch-affine (4, 8, 16 chains) accumulations with their levels equal Python's sums")
+        exe = os.path.join(tmp, "fq_inverse")
+        subprocess.run([cxx, "-O2", "-fno-strict-aliasing", "-std=c++17", "-w",
+                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
+                        os.path.join(repo, "scripts/cuda/emu/fq_inverse.cpp"), "-o", exe], check=True)
+        check_fq_inverse(exe, rng, quick)
         exe = os.path.join(tmp, "msm_host")
         subprocess.run([cxx, "-O2", "-fno-strict-aliasing", "-std=c++17", "-w",
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),

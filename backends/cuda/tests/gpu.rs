@@ -977,8 +977,11 @@ fn t19_fq_inverse_matches_blst() {
         let want: Vec<blst_fp> = input
             .iter()
             .map(|x| {
+                // zero stays zero (the kernels' convention; not asked of blst)
                 let mut r = blst_fp::default();
-                unsafe { blst_fp_inverse(&mut r, x) };
+                if x.l != [0; 6] {
+                    unsafe { blst_fp_inverse(&mut r, x) };
+                }
                 r
             })
             .collect();
