@@ -15,7 +15,7 @@
 // JIT-compiles stays as it is until this is measured; the host launches it
 // with CROSSGROTH_CUDA_MSM_AFFINE=<K> (G1 only). scripts/cuda/check_kernels_host.py
 // runs it on the host against Python's sums (repeated points, P and -P,
-// identity bases, hot buckets).
+// identity bases, hot buckets) and inside whole G1 MSMs.
 #pragma once
 #include "pippenger.cuh"
 
@@ -64,18 +64,56 @@ __device__ __forceinline__ msm_affine_op msm_affine_plan(const A& acc, bool empt
     return MSM_AFF_ADD;
 }
 
-template <class A, class X, class F, int K>
+// Where the chains' accumulators and running products live: in the thread's
+// own arrays (registers as far as they go, then local memory), or in shared
+// memory, limb-major so that the lanes of a warp read consecutive words.
+template <class A, class F, int K>
+struct affine_chains_local {
+    A acc[K];
+    F prefix[K];
+    __device__ __forceinline__ A get_acc(int k) const { return acc[k]; }
+    __device__ __forceinline__ void set_acc(int k, const A& a) { acc[k] = a; }
+    __device__ __forceinline__ F get_prefix(int k) const { return prefix[k]; }
+    __device__ __forceinline__ void set_prefix(int k, const F& f) { prefix[k] = f; }
+};
+template <class A, class F, int K, int B>
+struct affine_chains_shared {
+    static const int W = F::N;  // words of one field element
+    u32* s;                     // K * 3 * W * B words: chain k's x, y, prefix
+    __device__ __forceinline__ F get(int k, int which) const {
+        F r;
+#pragma unroll
+        for (int w = 0; w < W; w++) r.l[w] = s[((k * 3 + which) * W + w) * B + threadIdx.x % B];
+        return r;
+    }
+    __device__ __forceinline__ void put(int k, int which, const F& f) {
+#pragma unroll
+        for (int w = 0; w < W; w++) s[((k * 3 + which) * W + w) * B + threadIdx.x % B] = f.l[w];
+    }
+    __device__ __forceinline__ A get_acc(int k) const {
+        A a;
+        a.x = get(k, 0);
+        a.y = get(k, 1);
+        return a;
+    }
+    __device__ __forceinline__ void set_acc(int k, const A& a) {
+        put(k, 0, a.x);
+        put(k, 1, a.y);
+    }
+    __device__ __forceinline__ F get_prefix(int k) const { return get(k, 2); }
+    __device__ __forceinline__ void set_prefix(int k, const F& f) { put(k, 2, f); }
+};
+
+template <class A, class X, class F, int K, class S>
 __device__ __forceinline__ void msm_accumulate_affine_impl(const A* __restrict__ bases,
                                                            const u64* __restrict__ entries,
                                                            const u32* __restrict__ offsets, u32 nb, u32 L,
-                                                           X* __restrict__ buckets, X* __restrict__ heads) {
+                                                           X* __restrict__ buckets, X* __restrict__ heads, S& st) {
     const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
     const u32 total = offsets[nb];
     const u64 chunk0 = (u64)t * K;
     if (chunk0 * L >= total) return;
     const bool final_level = total <= L;
-    A acc[K];
-    F prefix[K];
     u32 start[K], len[K], cur[K];
     bool empty[K], first_run[K];
     u8 op[K];
@@ -87,10 +125,15 @@ __device__ __forceinline__ void msm_accumulate_affine_impl(const A* __restrict__
         cur[k] = len[k] ? (u32)(entries[start[k]] >> 32) : 0;
         empty[k] = true;
         first_run[k] = true;
+        A zero;
+        zero.x = F::zero();
+        zero.y = F::zero();
+        st.set_acc(k, zero);  // read (and ignored) while the chain is empty
     }
     for (u32 j = 0; j < L; j++) {
         // Each chain: its entry, a flush where the bucket changes, and the
         // running product of the denominators.
+        F prefix = F::one();
 #pragma unroll
         for (int k = 0; k < K; k++) {
             F den = F::one();
@@ -98,59 +141,95 @@ __device__ __forceinline__ void msm_accumulate_affine_impl(const A* __restrict__
             if (j < len[k]) {
                 const u64 ent = entries[start[k] + j];
                 const u32 key = (u32)(ent >> 32);
+                const A acc = st.get_acc(k);
                 if (key != cur[k]) {
-                    msm_affine_flush(acc[k], empty[k], first_run[k], final_level, cur[k], buckets,
-                                     heads + chunk0 + k);
+                    msm_affine_flush(acc, empty[k], first_run[k], final_level, cur[k], buckets, heads + chunk0 + k);
                     cur[k] = key;
                     first_run[k] = false;
                     empty[k] = true;
                 }
-                op[k] = msm_affine_plan(acc[k], empty[k], msm_affine_point(bases, ent), den);
+                op[k] = msm_affine_plan(acc, empty[k], msm_affine_point(bases, ent), den);
             }
-            prefix[k] = k == 0 ? den : prefix[k - 1] * den;
+            prefix = k == 0 ? den : prefix * den;
+            st.set_prefix(k, prefix);
         }
         // One inversion for the K denominators (none is zero), taken apart
         // from the last chain back.
-        F inv = prefix[K - 1].inverse_divsteps();
+        F inv = prefix.inverse_divsteps();
 #pragma unroll
         for (int k = K - 1; k >= 0; k--) {
             if (op[k] == MSM_AFF_SKIP) continue;  // its denominator was 1
             const A p = msm_affine_point(bases, entries[start[k] + j]);
+            A acc = st.get_acc(k);
             F den;
-            msm_affine_plan(acc[k], empty[k], p, den);
-            const F inv_k = k > 0 ? inv * prefix[k - 1] : inv;
+            msm_affine_plan(acc, empty[k], p, den);
+            const F inv_k = k > 0 ? inv * st.get_prefix(k - 1) : inv;
             inv = inv * den;
             if (op[k] == MSM_AFF_SET) {
-                acc[k] = p;
+                st.set_acc(k, p);
                 empty[k] = false;
             } else if (op[k] == MSM_AFF_CLEAR) {
                 empty[k] = true;
             } else {
-                const F num = op[k] == MSM_AFF_ADD ? p.y - acc[k].y : acc[k].x.sqr().dbl() + acc[k].x.sqr();
+                const F num = op[k] == MSM_AFF_ADD ? p.y - acc.y : acc.x.sqr().dbl() + acc.x.sqr();
                 const F lambda = num * inv_k;
-                const F x3 = lambda.sqr() - acc[k].x - p.x;
-                acc[k].y = lambda * (acc[k].x - x3) - acc[k].y;
-                acc[k].x = x3;
+                const F x3 = lambda.sqr() - acc.x - p.x;
+                acc.y = lambda * (acc.x - x3) - acc.y;
+                acc.x = x3;
+                st.set_acc(k, acc);
             }
         }
     }
 #pragma unroll
     for (int k = 0; k < K; k++)
-        if (len[k]) msm_affine_flush(acc[k], empty[k], first_run[k], final_level, cur[k], buckets, heads + chunk0 + k);
+        if (len[k])
+            msm_affine_flush(st.get_acc(k), empty[k], first_run[k], final_level, cur[k], buckets, heads + chunk0 + k);
+}
+
+// The thread's own arrays (launch with blocks of 128).
+template <class A, class X, class F, int K>
+__device__ __forceinline__ void msm_accumulate_affine_local(const A* bases, const u64* entries, const u32* offsets,
+                                                            u32 nb, u32 L, X* buckets, X* heads) {
+    affine_chains_local<A, F, K> st;
+    msm_accumulate_affine_impl<A, X, F, K>(bases, entries, offsets, nb, L, buckets, heads, st);
+}
+
+// Shared memory for blocks of B threads: K * 3 * 12 * B words (K = 8, B = 32:
+// 36 KB, six blocks an SM).
+template <class A, class X, class F, int K, int B>
+__device__ __forceinline__ void msm_accumulate_affine_shared(const A* bases, const u64* entries, const u32* offsets,
+                                                             u32 nb, u32 L, X* buckets, X* heads) {
+    __shared__ u32 words[K * 3 * F::N * B];
+    affine_chains_shared<A, F, K, B> st{words};
+    msm_accumulate_affine_impl<A, X, F, K>(bases, entries, offsets, nb, L, buckets, heads, st);
 }
 
 #ifndef MSM_AFFINE_KERNELS
 #define MSM_AFFINE_KERNELS 0
 #endif
 #if MSM_AFFINE_KERNELS
+// g1_msm_accumulate_affine<K>: the chains' state in the thread's arrays, blocks
+// of 128; g1_msm_accumulate_affine_s<K>: in shared memory, blocks of
+// MSM_AFFINE_SHARED_BLOCK (32).
+#define MSM_AFFINE_SHARED_BLOCK 32
 #define MSM_AFFINE_KERNEL(K)                                                                                     \
     extern "C" __global__ void __launch_bounds__(128) g1_msm_accumulate_affine##K(                               \
         const g1_affine_t* bases, const u64* entries, const u32* offsets, u32 nb, u32 L, g1_xyzz_t* buckets,     \
         g1_xyzz_t* heads) {                                                                                      \
-        msm_accumulate_affine_impl<g1_affine_t, g1_xyzz_t, fq_t, K>(bases, entries, offsets, nb, L, buckets,      \
-                                                                    heads);                                      \
+        msm_accumulate_affine_local<g1_affine_t, g1_xyzz_t, fq_t, K>(bases, entries, offsets, nb, L, buckets,     \
+                                                                     heads);                                     \
+    }
+#define MSM_AFFINE_SHARED_KERNEL(K)                                                                              \
+    extern "C" __global__ void __launch_bounds__(MSM_AFFINE_SHARED_BLOCK) g1_msm_accumulate_affine_s##K(          \
+        const g1_affine_t* bases, const u64* entries, const u32* offsets, u32 nb, u32 L, g1_xyzz_t* buckets,     \
+        g1_xyzz_t* heads) {                                                                                      \
+        msm_accumulate_affine_shared<g1_affine_t, g1_xyzz_t, fq_t, K, MSM_AFFINE_SHARED_BLOCK>(                   \
+            bases, entries, offsets, nb, L, buckets, heads);                                                     \
     }
 MSM_AFFINE_KERNEL(4)
 MSM_AFFINE_KERNEL(8)
 MSM_AFFINE_KERNEL(16)
+// 16 chains would need 72 KB: past the 48 KB of static shared memory
+MSM_AFFINE_SHARED_KERNEL(4)
+MSM_AFFINE_SHARED_KERNEL(8)
 #endif

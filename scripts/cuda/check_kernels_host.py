@@ -10,7 +10,8 @@ source the GPU runs is checked here, in CI, without a GPU. What runs:
   elements: 0, 1, p - 1, R, powers of two, random;
 - the G1 MSM accumulation (the XYZZ kernel the MSM uses and the batch-affine
   variant of kernels/msm/accumulate_affine.cuh with 4, 8 and 16 chains a
-  thread) with the levels after it, on sorted bucket entries whose sums Python
+  thread, its state in the thread's arrays or, for 4 and 8, in shared memory)
+  with the levels after it, on sorted bucket entries whose sums Python
   computes in affine coordinates: uniform buckets, one hot bucket, runs of a
   repeated point (doublings), P next to -P (the identity), identity bases,
   empty buckets, and chunks that end inside a run;
@@ -178,7 +179,8 @@ def check_msm(exe, rng, bases, quick):
         want = None
         for x, b in terms:
             want = add(want, mul(x, b))
-        for l0, l1, acc in ((8, 4, "xyzz"), (64, 8, "xyzz"), (8, 4, "affine16"), (16, 4, "affine8")):
+        for l0, l1, acc in ((8, 4, "xyzz"), (64, 8, "xyzz"), (8, 4, "affine16"), (16, 4, "affine8"),
+                            (8, 4, "affine_s8")):
             out = subprocess.run([exe, str(c), str(copies), str(l0), str(l1), acc], input=text,
                                  capture_output=True, text=True, check=True).stdout.strip().split("\n")
             sets = [from_jacobian(line) for line in out]
@@ -229,7 +231,7 @@ def main():
         for name, nb, entries in cases(rng, len(bases), quick):
             want = expected(bases, nb, entries)
             feed = base_text + f"{nb} {len(entries)}\n" + "".join(f"{k} {b} {int(s)}\n" for k, b, s in entries)
-            for kernel in ("xyzz", "affine4", "affine8", "affine16"):
+            for kernel in ("xyzz", "affine4", "affine8", "affine16", "affine_s4", "affine_s8"):
                 for l0, l1 in ((8, 4), (3, 2), (64, 8), (128, 8)):
                     out = subprocess.run([exe, kernel, str(l0), str(l1)], input=feed, capture_output=True,
                                          text=True, check=True).stdout.strip().split("\n")
@@ -240,7 +242,8 @@ def main():
                                      f"{got[key]}, expected {want[key]}")
                     runs += 1
             print(f"check_kernels_host: {name}: {len(entries)} entries in {nb} buckets: the XYZZ and "
-                  "batch-affine (4, 8, 16 chains) accumulations with their levels equal Python's sums")
+                  "batch-affine (4, 8, 16 chains; 4, 8 in shared memory) accumulations with their levels equal "
+                  "Python's sums")
         exe = os.path.join(tmp, "fq_inverse")
         subprocess.run([cxx, "-O2", "-fno-strict-aliasing", "-std=c++17", "-w",
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
@@ -251,7 +254,7 @@ def main():
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/msm_host.cpp"), "-o", exe], check=True)
         check_msm(exe, rng, make_bases(rng, 200), quick)
-        print(f"check_kernels_host: ok ({runs} accumulation runs, {len(msm_cases(rng, quick)) * 4} MSMs)")
+        print(f"check_kernels_host: ok ({runs} accumulation runs, {len(msm_cases(rng, quick)) * 5} MSMs)")
 
 
 if __name__ == "__main__":

@@ -387,8 +387,8 @@ impl CudaBackend {
             let chunks = (nwin * m).div_ceil(l_chunk as usize);
             let (entries, offsets) = (&*entries, &*offsets);
             match &affine {
-                Some((f, chains)) => {
-                    launch!(self, f, chunks.div_ceil(*chains), 128; &bases, entries, offsets, &nb32, &l_chunk, &mut *target, &mut heads)
+                Some(a) => {
+                    launch!(self, a.f, chunks.div_ceil(a.chains), a.block; &bases, entries, offsets, &nb32, &l_chunk, &mut *target, &mut heads)
                 }
                 None => {
                     launch!(self, ck.accumulate, chunks, 128; &bases, entries, offsets, &nb32, &l_chunk, &mut *target, &mut heads)
@@ -501,33 +501,45 @@ impl CudaBackend {
 }
 
 impl CudaBackend {
-    /// The batch-affine G1 accumulation (kernels/msm/accumulate_affine.cuh) and
-    /// its chains a thread, when CROSSGROTH_CUDA_MSM_AFFINE=<4|8|16> asks for it:
-    /// an experiment, in modules built with -DMSM_AFFINE_KERNELS=1 only (a
-    /// variant cubin loaded with CROSSGROTH_CUDA_CUBIN).
-    fn affine_accumulation(&self) -> Result<Option<(CudaFunction, usize)>, CudaError> {
+    /// The batch-affine G1 accumulation (kernels/msm/accumulate_affine.cuh), its
+    /// chains a thread and its block size, when CROSSGROTH_CUDA_MSM_AFFINE asks
+    /// for it: `4`, `8`, `16` (the chains' state in each thread's arrays) or
+    /// `s4`, `s8` (in shared memory). An experiment, in modules built with
+    /// -DMSM_AFFINE_KERNELS=1 only (a variant cubin loaded with
+    /// CROSSGROTH_CUDA_CUBIN).
+    fn affine_accumulation(&self) -> Result<Option<AffineKernel>, CudaError> {
         let Ok(v) = std::env::var("CROSSGROTH_CUDA_MSM_AFFINE") else {
             return Ok(None);
         };
-        let chains = match v.trim() {
-            "4" => 4,
-            "8" => 8,
-            "16" => 16,
+        let (chains, block, suffix) = match v.trim() {
+            "4" => (4, 128, "4"),
+            "8" => (8, 128, "8"),
+            "16" => (16, 128, "16"),
+            "s4" => (4, 32, "_s4"),
+            "s8" => (8, 32, "_s8"),
             _ => {
                 return Err(CudaError::InvalidInput(format!(
-                    "CROSSGROTH_CUDA_MSM_AFFINE={v}: chains a thread must be 4, 8 or 16"
+                    "CROSSGROTH_CUDA_MSM_AFFINE={v}: expected 4, 8, 16 (chains a thread) or s4, s8 (their \
+                     state in shared memory)"
                 )))
             }
         };
-        let name = format!("g1_msm_accumulate_affine{chains}");
+        let name = format!("g1_msm_accumulate_affine{suffix}");
         let f = self._module.load_function(&name).map_err(|e| {
             CudaError::ModuleLoad(format!(
                 "kernel {name} ({e:?}): CROSSGROTH_CUDA_MSM_AFFINE needs a module built with \
                  -DMSM_AFFINE_KERNELS=1 (scripts/cuda/build-ptx.sh --variant), loaded with CROSSGROTH_CUDA_CUBIN"
             ))
         })?;
-        Ok(Some((f, chains)))
+        Ok(Some(AffineKernel { f, chains, block }))
     }
+}
+
+/// A batch-affine accumulation kernel: one thread runs `chains` chunks.
+struct AffineKernel {
+    f: CudaFunction,
+    chains: usize,
+    block: u32,
 }
 
 /// Partial sums a thread adds in each launch of the trees that reduce the

@@ -4,7 +4,7 @@
 // named on the command line and the levels after it as msm.rs launches them,
 // and prints every bucket (X Y ZZ ZZZ, Montgomery form, hex limbs).
 //
-//   msm_accumulate <xyzz|affine4|affine8|affine16> L0 L1 < input
+//   msm_accumulate <xyzz|affine4|affine8|affine16|affine_s4|affine_s8> L0 L1 < input
 //   input: nbases, then per base 24 hex u32 limbs (x then y, little endian);
 //          nb nentries, then per entry: key base negate (sorted by key)
 #include "cuda_emu.h"
@@ -18,13 +18,21 @@ template <int K>
 static void launch_affine(unsigned chunks, const g1_affine_t* bases, const u64* entries, const u32* offsets, u32 nb,
                           u32 L, g1_xyzz_t* buckets, g1_xyzz_t* heads) {
     emu_launch((chunks + K - 1) / K, 128, [&] {
-        msm_accumulate_affine_impl<g1_affine_t, g1_xyzz_t, fq_t, K>(bases, entries, offsets, nb, L, buckets, heads);
+        msm_accumulate_affine_local<g1_affine_t, g1_xyzz_t, fq_t, K>(bases, entries, offsets, nb, L, buckets, heads);
+    });
+}
+template <int K>
+static void launch_affine_shared(unsigned chunks, const g1_affine_t* bases, const u64* entries, const u32* offsets,
+                                 u32 nb, u32 L, g1_xyzz_t* buckets, g1_xyzz_t* heads) {
+    emu_launch((chunks + K - 1) / K, 32, [&] {
+        msm_accumulate_affine_shared<g1_affine_t, g1_xyzz_t, fq_t, K, 32>(bases, entries, offsets, nb, L, buckets,
+                                                                          heads);
     });
 }
 
 int main(int argc, char** argv) {
     if (argc != 4) {
-        fprintf(stderr, "usage: msm_accumulate <xyzz|affine4|affine8|affine16> L0 L1 < input\n");
+        fprintf(stderr, "usage: msm_accumulate <xyzz|affine4|affine8|affine16|affine_s4|affine_s8> L0 L1 < input\n");
         return 2;
     }
     const std::string kind = argv[1];
@@ -65,6 +73,10 @@ int main(int argc, char** argv) {
             launch_affine<8>(chunks, B, E, O, nb, L0, Bk, heads.data());
         else if (kind == "affine16")
             launch_affine<16>(chunks, B, E, O, nb, L0, Bk, heads.data());
+        else if (kind == "affine_s4")
+            launch_affine_shared<4>(chunks, B, E, O, nb, L0, Bk, heads.data());
+        else if (kind == "affine_s8")
+            launch_affine_shared<8>(chunks, B, E, O, nb, L0, Bk, heads.data());
         else {
             fprintf(stderr, "unknown kernel %s\n", kind.c_str());
             return 2;

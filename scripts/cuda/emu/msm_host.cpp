@@ -3,7 +3,7 @@
 // scripts/cuda/check_kernels_host.py. The offsets scan (block barriers, warp
 // shuffles: not emulated) is a plain prefix sum here.
 //
-//   msm_host c copies L0 L1 [xyzz|affine4|affine8|affine16] < input
+//   msm_host c copies L0 L1 [xyzz|affine4|affine8|affine16|affine_s8] < input
 //   input: n, then per base 24 hex u32 limbs (x, y; Montgomery form), then per
 //          scalar 8 hex u32 limbs (Montgomery form, as the prover keeps it),
 //          then "density 0" or "density 1" and ceil(n / 64) hex u64 words
@@ -39,7 +39,7 @@ static void sum_to_jacobian(std::vector<g1_xyzz_t> a, u32 groups, u32 len, std::
 
 int main(int argc, char** argv) {
     if (argc != 5 && argc != 6) {
-        fprintf(stderr, "usage: msm_host c copies L0 L1 [xyzz|affine4|affine8|affine16] < input\n");
+        fprintf(stderr, "usage: msm_host c copies L0 L1 [xyzz|affine4|affine8|affine16|affine_s8] < input\n");
         return 2;
     }
     const std::string acc = argc == 6 ? argv[5] : "xyzz";
@@ -106,13 +106,21 @@ int main(int argc, char** argv) {
     auto affine = [&](auto chains) {
         constexpr int K = decltype(chains)::value;
         emu_launch((chunks + K - 1) / K, 128, [&] {
-            msm_accumulate_affine_impl<g1_affine_t, g1_xyzz_t, fq_t, K>(table.data(), entries.data(), offsets.data(),
-                                                                        nb, L0, buckets.data(), heads.data());
+            msm_accumulate_affine_local<g1_affine_t, g1_xyzz_t, fq_t, K>(table.data(), entries.data(), offsets.data(),
+                                                                         nb, L0, buckets.data(), heads.data());
+        });
+    };
+    auto affine_shared = [&](auto chains) {
+        constexpr int K = decltype(chains)::value;
+        emu_launch((chunks + K - 1) / K, 32, [&] {
+            msm_accumulate_affine_shared<g1_affine_t, g1_xyzz_t, fq_t, K, 32>(
+                table.data(), entries.data(), offsets.data(), nb, L0, buckets.data(), heads.data());
         });
     };
     if (acc == "affine4") affine(std::integral_constant<int, 4>());
     else if (acc == "affine8") affine(std::integral_constant<int, 8>());
     else if (acc == "affine16") affine(std::integral_constant<int, 16>());
+    else if (acc == "affine_s8") affine_shared(std::integral_constant<int, 8>());
     else if (acc == "xyzz")
         emu_launch(chunks, 128, [&] {
             msm_accumulate_impl(table.data(), entries.data(), offsets.data(), nb, L0, buckets.data(), heads.data());
