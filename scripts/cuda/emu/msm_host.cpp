@@ -3,19 +3,13 @@
 // scripts/cuda/check_kernels_host.py. The offsets scan (block barriers, warp
 // shuffles: not emulated) is a plain prefix sum here.
 //
-//   msm_host c copies L0 L1 [xyzz|affine4|affine8|affine16|affine_s8] < input
+//   msm_host c copies L0 L1 [xyzz|affine4|affine8|affine16|affine_s4|affine_s8] < input
 //   input: n, then per base 24 hex u32 limbs (x, y; Montgomery form), then per
 //          scalar 8 hex u32 limbs (Montgomery form, as the prover keeps it),
 //          then "density 0" or "density 1" and ceil(n / 64) hex u64 words
 //   output: one line per bucket set and one for the scalars equal to 1:
 //           Jacobian X Y Z (Montgomery form), hex limbs, most significant first
-#include "cuda_emu.h"
-#include "crossgroth.cu"
-
-#include <string>
-#include <type_traits>
-
-#include <vector>
+#include "accumulate.h"
 
 static void print_fq(const fq_t& v) {
     for (int i = 11; i >= 0; i--) printf("%08x", v.l[i]);
@@ -39,7 +33,7 @@ static void sum_to_jacobian(std::vector<g1_xyzz_t> a, u32 groups, u32 len, std::
 
 int main(int argc, char** argv) {
     if (argc != 5 && argc != 6) {
-        fprintf(stderr, "usage: msm_host c copies L0 L1 [xyzz|affine4|affine8|affine16|affine_s8] < input\n");
+        fprintf(stderr, "usage: msm_host c copies L0 L1 [xyzz|affine4|affine8|affine16|affine_s4|affine_s8] < input\n");
         return 2;
     }
     const std::string acc = argc == 6 ? argv[5] : "xyzz";
@@ -101,44 +95,9 @@ int main(int argc, char** argv) {
         msm_scatter(canon.data(), bidx.data(), n, c, 0, nwin, wset, F, cursor.data(), entries.data());
     });
     std::vector<g1_xyzz_t> buckets(nb, g1_xyzz_t::inf());
-    const u32 chunks = total ? (total + L0 - 1) / L0 : 1;
-    std::vector<g1_xyzz_t> heads(chunks), heads2(chunks);
-    auto affine = [&](auto chains) {
-        constexpr int K = decltype(chains)::value;
-        emu_launch((chunks + K - 1) / K, 128, [&] {
-            msm_accumulate_affine_local<g1_affine_t, g1_xyzz_t, fq_t, K>(table.data(), entries.data(), offsets.data(),
-                                                                         nb, L0, buckets.data(), heads.data());
-        });
-    };
-    auto affine_shared = [&](auto chains) {
-        constexpr int K = decltype(chains)::value;
-        emu_launch((chunks + K - 1) / K, 32, [&] {
-            msm_accumulate_affine_shared<g1_affine_t, g1_xyzz_t, fq_t, K, 32>(
-                table.data(), entries.data(), offsets.data(), nb, L0, buckets.data(), heads.data());
-        });
-    };
-    if (acc == "affine4") affine(std::integral_constant<int, 4>());
-    else if (acc == "affine8") affine(std::integral_constant<int, 8>());
-    else if (acc == "affine16") affine(std::integral_constant<int, 16>());
-    else if (acc == "affine_s8") affine_shared(std::integral_constant<int, 8>());
-    else if (acc == "xyzz")
-        emu_launch(chunks, 128, [&] {
-            msm_accumulate_impl(table.data(), entries.data(), offsets.data(), nb, L0, buckets.data(), heads.data());
-        });
-    else {
+    if (!emu_accumulate(acc, table.data(), entries.data(), offsets.data(), nb, total, L0, L1, buckets.data())) {
         fprintf(stderr, "unknown accumulation %s\n", acc.c_str());
         return 2;
-    }
-    u64 prev_max = total, prev_l = L0;
-    for (u32 level = 1; prev_max > prev_l; level++) {
-        const u64 cur_max = (prev_max + prev_l - 1) / prev_l;
-        g1_xyzz_t* in = level % 2 ? heads.data() : heads2.data();
-        g1_xyzz_t* out = level % 2 ? heads2.data() : heads.data();
-        emu_launch((u32)((cur_max + L1 - 1) / L1), 128, [&] {
-            msm_accumulate_level_impl(in, entries.data(), offsets.data(), nb, L0, L1, level, buckets.data(), out);
-        });
-        prev_max = cur_max;
-        prev_l = L1;
     }
     const u32 seg = K < 32 ? K : 32, nseg = K / seg;
     std::vector<g1_xyzz_t> segs((size_t)wset * nseg);
