@@ -23,6 +23,10 @@ source the GPU runs is checked here, in CI, without a GPU. What runs:
   scalars 0, 1, r - 1, all 1, all 0 but one. The offsets scan, whose kernels
   use block barriers, is a plain prefix sum there.
 
+The harnesses are built with AddressSanitizer and UBSan: a kernel that reads or
+writes past a buffer sized as msm.rs sizes it fails here as memcheck would fail
+it on the GPU.
+
 usage: check_kernels_host.py [--quick]
 """
 import os
@@ -210,6 +214,16 @@ def check_fq_inverse(exe, rng, quick):
         print(f"check_kernels_host: fq_inverse_batch ({method}): {len(xs)} Montgomery-form inverses equal Python's")
 
 
+# -fno-strict-aliasing: the kernels copy points as uint4 vectors (load16 /
+# store16), which the host compiler's type-based alias analysis may reorder (g++
+# -O2 did: wrong sums); nvcc's code is unaffected. AddressSanitizer and UBSan:
+# an index past a buffer the harness sized as msm.rs sizes it, or undefined
+# arithmetic, fails the check (a host memcheck of the kernels). Warnings off:
+# the kernels are device code, linted by nvcc, not g++.
+FLAGS = ["-O1", "-fno-strict-aliasing", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+         "-std=c++17", "-w"]
+
+
 def main():
     quick = "--quick" in sys.argv
     rng = random.Random()
@@ -220,11 +234,7 @@ def main():
         "0 " * 24 + "\n" if b is None else f"{limbs(b[0] * R % P)} {limbs(b[1] * R % P)}\n" for b in bases)
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "msm_accumulate")
-        # -fno-strict-aliasing: the kernels copy points as uint4 vectors
-        # (load16 / store16), which the host compiler's type-based alias
-        # analysis may reorder (g++ -O2 did, here); nvcc's code is unaffected.
-        # (Warnings off: the kernels are device code, linted by nvcc, not g++.)
-        subprocess.run([cxx, "-O2", "-fno-strict-aliasing", "-std=c++17", "-w",
+        subprocess.run([cxx, *FLAGS,
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/msm_accumulate.cpp"), "-o", exe], check=True)
         runs = 0
@@ -245,12 +255,12 @@ def main():
                   "batch-affine (4, 8, 16 chains; 4, 8 in shared memory) accumulations with their levels equal "
                   "Python's sums")
         exe = os.path.join(tmp, "fq_inverse")
-        subprocess.run([cxx, "-O2", "-fno-strict-aliasing", "-std=c++17", "-w",
+        subprocess.run([cxx, *FLAGS,
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/fq_inverse.cpp"), "-o", exe], check=True)
         check_fq_inverse(exe, rng, quick)
         exe = os.path.join(tmp, "msm_host")
-        subprocess.run([cxx, "-O2", "-fno-strict-aliasing", "-std=c++17", "-w",
+        subprocess.run([cxx, *FLAGS,
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/msm_host.cpp"), "-o", exe], check=True)
         check_msm(exe, rng, make_bases(rng, 200), quick)
