@@ -32,6 +32,14 @@ struct fq2_t {
         r.c1 = (c1 * t).neg();
         return r;
     }
+    // The same with the norm inverted by divsteps (mont_t::inverse_divsteps).
+    __device__ __forceinline__ fq2_t inverse_divsteps() const {
+        fq_t t = (c0.sqr() + c1.sqr()).inverse_divsteps();
+        fq2_t r;
+        r.c0 = c0 * t;
+        r.c1 = (c1 * t).neg();
+        return r;
+    }
     // (a + bu)^2 = (a + b)(a - b) + 2ab u
     __device__ __forceinline__ fq2_t sqr() const {
         fq2_t r;

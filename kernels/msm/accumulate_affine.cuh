@@ -13,7 +13,7 @@
 // Built only with -DMSM_AFFINE_KERNELS=1 (a variant cubin, see
 // scripts/cuda/build-ptx.sh --variant), so that the module everyone loads and
 // JIT-compiles stays as it is until this is measured; the host launches it
-// with CROSSGROTH_CUDA_MSM_AFFINE=<K> (G1 only). scripts/cuda/check_kernels_host.py
+// with CROSSGROTH_CUDA_MSM_AFFINE=<K> (G1; G2 where its K is built). scripts/cuda/check_kernels_host.py
 // runs it on the host against Python's sums (repeated points, P and -P,
 // identity bases, hot buckets) and inside whole G1 MSMs.
 #pragma once
@@ -78,17 +78,19 @@ struct affine_chains_local {
 };
 template <class A, class F, int K, int B>
 struct affine_chains_shared {
-    static const int W = F::N;  // words of one field element
-    u32* s;                     // K * 3 * W * B words: chain k's x, y, prefix
+    static const int W = sizeof(F) / 4;  // words of one field element (Fq 12, Fq2 24)
+    u32* s;                              // K * 3 * W * B words: chain k's x, y, prefix
     __device__ __forceinline__ F get(int k, int which) const {
         F r;
+        u32* rw = reinterpret_cast<u32*>(&r);
 #pragma unroll
-        for (int w = 0; w < W; w++) r.l[w] = s[((k * 3 + which) * W + w) * B + threadIdx.x % B];
+        for (int w = 0; w < W; w++) rw[w] = s[((k * 3 + which) * W + w) * B + threadIdx.x % B];
         return r;
     }
     __device__ __forceinline__ void put(int k, int which, const F& f) {
+        const u32* fw = reinterpret_cast<const u32*>(&f);
 #pragma unroll
-        for (int w = 0; w < W; w++) s[((k * 3 + which) * W + w) * B + threadIdx.x % B] = f.l[w];
+        for (int w = 0; w < W; w++) s[((k * 3 + which) * W + w) * B + threadIdx.x % B] = fw[w];
     }
     __device__ __forceinline__ A get_acc(int k) const {
         A a;
@@ -199,7 +201,7 @@ __device__ __forceinline__ void msm_accumulate_affine_local(const A* bases, cons
 template <class A, class X, class F, int K, int B>
 __device__ __forceinline__ void msm_accumulate_affine_shared(const A* bases, const u64* entries, const u32* offsets,
                                                              u32 nb, u32 L, X* buckets, X* heads) {
-    __shared__ u32 words[K * 3 * F::N * B];
+    __shared__ u32 words[K * 3 * (sizeof(F) / 4) * B];
     affine_chains_shared<A, F, K, B> st{words};
     msm_accumulate_affine_impl<A, X, F, K>(bases, entries, offsets, nb, L, buckets, heads, st);
 }
@@ -212,24 +214,29 @@ __device__ __forceinline__ void msm_accumulate_affine_shared(const A* bases, con
 // of 128; g1_msm_accumulate_affine_s<K>: in shared memory, blocks of
 // MSM_AFFINE_SHARED_BLOCK (32).
 #define MSM_AFFINE_SHARED_BLOCK 32
-#define MSM_AFFINE_KERNEL(K)                                                                                     \
-    extern "C" __global__ void __launch_bounds__(128) g1_msm_accumulate_affine##K(                               \
-        const g1_affine_t* bases, const u64* entries, const u32* offsets, u32 nb, u32 L, g1_xyzz_t* buckets,     \
-        g1_xyzz_t* heads) {                                                                                      \
-        msm_accumulate_affine_local<g1_affine_t, g1_xyzz_t, fq_t, K>(bases, entries, offsets, nb, L, buckets,     \
-                                                                     heads);                                     \
+#define MSM_AFFINE_KERNEL(G, F, K)                                                                               \
+    extern "C" __global__ void __launch_bounds__(128) G##_msm_accumulate_affine##K(                              \
+        const G##_affine_t* bases, const u64* entries, const u32* offsets, u32 nb, u32 L, G##_xyzz_t* buckets,   \
+        G##_xyzz_t* heads) {                                                                                     \
+        msm_accumulate_affine_local<G##_affine_t, G##_xyzz_t, F, K>(bases, entries, offsets, nb, L, buckets,      \
+                                                                    heads);                                      \
     }
-#define MSM_AFFINE_SHARED_KERNEL(K)                                                                              \
-    extern "C" __global__ void __launch_bounds__(MSM_AFFINE_SHARED_BLOCK) g1_msm_accumulate_affine_s##K(          \
-        const g1_affine_t* bases, const u64* entries, const u32* offsets, u32 nb, u32 L, g1_xyzz_t* buckets,     \
-        g1_xyzz_t* heads) {                                                                                      \
-        msm_accumulate_affine_shared<g1_affine_t, g1_xyzz_t, fq_t, K, MSM_AFFINE_SHARED_BLOCK>(                   \
+#define MSM_AFFINE_SHARED_KERNEL(G, F, K)                                                                        \
+    extern "C" __global__ void __launch_bounds__(MSM_AFFINE_SHARED_BLOCK) G##_msm_accumulate_affine_s##K(         \
+        const G##_affine_t* bases, const u64* entries, const u32* offsets, u32 nb, u32 L, G##_xyzz_t* buckets,   \
+        G##_xyzz_t* heads) {                                                                                     \
+        msm_accumulate_affine_shared<G##_affine_t, G##_xyzz_t, F, K, MSM_AFFINE_SHARED_BLOCK>(                    \
             bases, entries, offsets, nb, L, buckets, heads);                                                     \
     }
-MSM_AFFINE_KERNEL(4)
-MSM_AFFINE_KERNEL(8)
-MSM_AFFINE_KERNEL(16)
+MSM_AFFINE_KERNEL(g1, fq_t, 4)
+MSM_AFFINE_KERNEL(g1, fq_t, 8)
+MSM_AFFINE_KERNEL(g1, fq_t, 16)
 // 16 chains would need 72 KB: past the 48 KB of static shared memory
-MSM_AFFINE_SHARED_KERNEL(4)
-MSM_AFFINE_SHARED_KERNEL(8)
+MSM_AFFINE_SHARED_KERNEL(g1, fq_t, 4)
+MSM_AFFINE_SHARED_KERNEL(g1, fq_t, 8)
+// G2: an addition is 6 Fq2 products (18 Fq) against 30 in XYZZ, the state twice
+// G1's (shared memory: 4 chains, 36 KB)
+MSM_AFFINE_KERNEL(g2, fq2_t, 4)
+MSM_AFFINE_KERNEL(g2, fq2_t, 8)
+MSM_AFFINE_SHARED_KERNEL(g2, fq2_t, 4)
 #endif

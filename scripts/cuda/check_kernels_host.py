@@ -8,10 +8,9 @@ source the GPU runs is checked here, in CI, without a GPU. What runs:
 
 - fq_inverse_batch, both methods (divsteps, Fermat), on Montgomery-form
   elements: 0, 1, p - 1, R, powers of two, random;
-- the G1 MSM accumulation (the XYZZ kernel the MSM uses and the batch-affine
-  variant of kernels/msm/accumulate_affine.cuh with 4, 8 and 16 chains a
-  thread, its state in the thread's arrays or, for 4 and 8, in shared memory)
-  with the levels after it, on sorted bucket entries whose sums Python
+- the G1 and G2 MSM accumulations (the XYZZ kernels the MSM uses and the
+  batch-affine variants of kernels/msm/accumulate_affine.cuh, their chains'
+  state in the thread's arrays or in shared memory) with the levels after them, on sorted bucket entries whose sums Python
   computes in affine coordinates: uniform buckets, one hot bucket, runs of a
   repeated point (doublings), P next to -P (the identity), identity bases,
   empty buckets, and chunks that end inside a run;
@@ -73,14 +72,107 @@ def mul(k, a):
     return r
 
 
+# G2: y^2 = x^3 + 4 (1 + u) over Fq2 = Fq[u] / (u^2 + 1); elements (c0, c1).
+G2X = (0x024AA2B2F08F0A91260805272DC51051C6E47AD4FA403B02B4510B647AE3D1770BAC0326A805BBEFD48056C8C121BDB8,
+       0x13E02B6052719F607DACD3A088274F65596BD0D09920B61AB5DA61BBDC7F5049334CF11213945D57E5AC7D055D042B7E)
+G2Y = (0x0CE5D527727D6E118CC9CDC6DA2E351AADFD9BAA8CBDD3A76D429A695160D12C923AC9CC3BACA289E193548608B82801,
+       0x0606C4A02EA734CC32ACD2B02BC28B99CB3E287E85A763AF267492AB572E99AB3F370D275CEC1DA1AAA9075FF05F79BE)
+
+
+def f2_mul(a, b):
+    return ((a[0] * b[0] - a[1] * b[1]) % P, (a[0] * b[1] + a[1] * b[0]) % P)
+
+
+def f2_inv(a):
+    t = pow(a[0] * a[0] + a[1] * a[1], -1, P)
+    return (a[0] * t % P, -a[1] * t % P)
+
+
+def add2(a, b):
+    """Affine addition on G2's curve (None is the identity)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    (x1, y1), (x2, y2) = a, b
+    if x1 == x2:
+        if ((y1[0] + y2[0]) % P, (y1[1] + y2[1]) % P) == (0, 0):
+            return None
+        x1s = f2_mul(x1, x1)
+        lam = f2_mul((3 * x1s[0] % P, 3 * x1s[1] % P), f2_inv((2 * y1[0] % P, 2 * y1[1] % P)))
+    else:
+        lam = f2_mul(((y2[0] - y1[0]) % P, (y2[1] - y1[1]) % P), f2_inv(((x2[0] - x1[0]) % P, (x2[1] - x1[1]) % P)))
+    l2 = f2_mul(lam, lam)
+    x3 = ((l2[0] - x1[0] - x2[0]) % P, (l2[1] - x1[1] - x2[1]) % P)
+    y3 = f2_mul(lam, ((x1[0] - x3[0]) % P, (x1[1] - x3[1]) % P))
+    return (x3, ((y3[0] - y1[0]) % P, (y3[1] - y1[1]) % P))
+
+
+def neg2(a):
+    return None if a is None else (a[0], (-a[1][0] % P, -a[1][1] % P))
+
+
+def mul2(k, a):
+    r = None
+    while k:
+        if k & 1:
+            r = add2(r, a)
+        a = add2(a, a)
+        k >>= 1
+    return r
+
+
+def on_g2_curve(pt):
+    x, y = pt
+    rhs = f2_mul(f2_mul(x, x), x)
+    rhs = ((rhs[0] + 4) % P, (rhs[1] + 4) % P)
+    return f2_mul(y, y) == rhs
+
+
+class G1Curve:
+    name, add, neg, mul, gen = "G1", staticmethod(add), staticmethod(neg), staticmethod(mul), (GX, GY)
+
+    @staticmethod
+    def coord_limbs(v):
+        return limbs(v * R % P)
+
+    @staticmethod
+    def from_xyzz(words):
+        X, Y, ZZ, ZZZ = (int(w, 16) for w in words)
+        if ZZ == 0:
+            return None
+        # Montgomery factors cancel in the ratios x = X / ZZ, y = Y / ZZZ
+        return (X * pow(ZZ, -1, P) % P, Y * pow(ZZZ, -1, P) % P)
+
+
+class G2Curve:
+    name, add, neg, mul, gen = "G2", staticmethod(add2), staticmethod(neg2), staticmethod(mul2), (G2X, G2Y)
+
+    @staticmethod
+    def coord_limbs(v):
+        return limbs(v[0] * R % P) + " " + limbs(v[1] * R % P)
+
+    @staticmethod
+    def from_xyzz(words):
+        def f2(w):  # 24 limbs, most significant first: c1 then c0
+            v = int(w, 16)
+            return (v % 2**384, v >> 384)
+        X, Y, ZZ, ZZZ = (f2(w) for w in words)
+        if ZZ == (0, 0):
+            return None
+        # Montgomery factors cancel in the ratios, as for G1
+        return (f2_mul(X, f2_inv(ZZ)), f2_mul(Y, f2_inv(ZZZ)))
+
+
 def limbs(v):
     return " ".join("%x" % ((v >> (32 * i)) & 0xFFFFFFFF) for i in range(12))
 
 
-def make_bases(rng, n):
-    """A random walk of G1 points, with identities and repeats among them."""
-    p = mul(rng.randrange(1, 2**64), (GX, GY))
-    step = mul(rng.randrange(1, 2**64), (GX, GY))
+def make_bases(rng, n, curve=G1Curve):
+    """A random walk of points, with identities and repeats among them."""
+    add = curve.add
+    p = curve.mul(rng.randrange(1, 2**64), curve.gen)
+    step = curve.mul(rng.randrange(1, 2**64), curve.gen)
     bases = []
     for i in range(n):
         if i % 37 == 5:
@@ -119,20 +211,12 @@ def cases(rng, nbases, quick):
     return [(name, nb, sorted(e, key=lambda t: t[0])) for name, nb, e in out]
 
 
-def expected(bases, nb, entries):
+def expected(bases, nb, entries, curve=G1Curve):
     sums = [None] * nb
     for key, b, s in entries:
         pt = bases[b]
-        sums[key] = add(sums[key], neg(pt) if s else pt)
+        sums[key] = curve.add(sums[key], curve.neg(pt) if s else pt)
     return sums
-
-
-def parse_bucket(line):
-    X, Y, ZZ, ZZZ = (int(w, 16) for w in line.split())
-    if ZZ == 0:
-        return None
-    # Montgomery factors cancel in the ratios x = X / ZZ, y = Y / ZZZ
-    return (X * pow(ZZ, -1, P) % P, Y * pow(ZZZ, -1, P) % P)
 
 
 def from_jacobian(line):
@@ -229,31 +313,37 @@ def main():
     rng = random.Random()
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     cxx = os.environ.get("CXX", "g++")
-    bases = make_bases(rng, 97)
-    base_text = f"{len(bases)}\n" + "".join(
-        "0 " * 24 + "\n" if b is None else f"{limbs(b[0] * R % P)} {limbs(b[1] * R % P)}\n" for b in bases)
+    assert on_g2_curve((G2X, G2Y)), "G2 generator"
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "msm_accumulate")
         subprocess.run([cxx, *FLAGS,
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/msm_accumulate.cpp"), "-o", exe], check=True)
         runs = 0
-        for name, nb, entries in cases(rng, len(bases), quick):
-            want = expected(bases, nb, entries)
-            feed = base_text + f"{nb} {len(entries)}\n" + "".join(f"{k} {b} {int(s)}\n" for k, b, s in entries)
-            for kernel in ("xyzz", "affine4", "affine8", "affine16", "affine_s4", "affine_s8"):
-                for l0, l1 in ((8, 4), (3, 2), (64, 8), (128, 8)):
-                    out = subprocess.run([exe, kernel, str(l0), str(l1)], input=feed, capture_output=True,
-                                         text=True, check=True).stdout.strip().split("\n")
-                    got = [parse_bucket(line) for line in out]
-                    for key in range(nb):
-                        if got[key] != want[key]:
-                            sys.exit(f"check_kernels_host: {kernel} L={l0}/{l1}, {name}: bucket {key} is "
-                                     f"{got[key]}, expected {want[key]}")
-                    runs += 1
-            print(f"check_kernels_host: {name}: {len(entries)} entries in {nb} buckets: the XYZZ and "
-                  "batch-affine (4, 8, 16 chains; 4, 8 in shared memory) accumulations with their levels equal "
-                  "Python's sums")
+        # (curve, kernels): G2 has 4 and 8 chains in the thread's arrays, 4 in shared memory
+        for curve, kernels in ((G1Curve, ("xyzz", "affine4", "affine8", "affine16", "affine_s4", "affine_s8")),
+                               (G2Curve, ("xyzz", "affine4", "affine8", "affine_s4"))):
+            bases = make_bases(rng, 97 if curve is G1Curve else 41, curve)
+            words = 24 if curve is G1Curve else 48
+            base_text = f"{len(bases)}\n" + "".join(
+                "0 " * words + "\n" if b is None else f"{curve.coord_limbs(b[0])} {curve.coord_limbs(b[1])}\n"
+                for b in bases)
+            for name, nb, entries in cases(rng, len(bases), quick or curve is G2Curve):
+                want = expected(bases, nb, entries, curve)
+                feed = base_text + f"{nb} {len(entries)}\n" + "".join(f"{k} {b} {int(s)}\n" for k, b, s in entries)
+                for kernel in kernels:
+                    for l0, l1 in ((8, 4), (3, 2), (64, 8), (128, 8)):
+                        out = subprocess.run([exe, curve.name.lower(), kernel, str(l0), str(l1)], input=feed,
+                                             capture_output=True, text=True, check=True).stdout.strip().split("\n")
+                        got = [curve.from_xyzz(line.split()) for line in out]
+                        for key in range(nb):
+                            if got[key] != want[key]:
+                                sys.exit(f"check_kernels_host: {curve.name} {kernel} L={l0}/{l1}, {name}: bucket "
+                                         f"{key} is {got[key]}, expected {want[key]}")
+                        runs += 1
+                print(f"check_kernels_host: {curve.name}, {name}: {len(entries)} entries in {nb} buckets: the "
+                      f"XYZZ and batch-affine accumulations ({', '.join(kernels[1:])}) with their levels equal "
+                      "Python's sums")
         exe = os.path.join(tmp, "fq_inverse")
         subprocess.run([cxx, *FLAGS,
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),

@@ -155,10 +155,7 @@ impl CudaBackend {
         let seg: u32 = (k_per_win as u32).min(if nb >= 1 << 22 { 64 } else { 32 });
         let nseg = k_per_win / seg as usize;
 
-        let affine = match curve {
-            Curve::G1 => self.affine_accumulation()?,
-            Curve::G2 => None,
-        };
+        let affine = self.affine_accumulation(curve)?;
         let _g = self.guard();
         let mut prof = Profiler::new(self);
         let ck = &self.k.g[curve as usize];
@@ -501,13 +498,14 @@ impl CudaBackend {
 }
 
 impl CudaBackend {
-    /// The batch-affine G1 accumulation (kernels/msm/accumulate_affine.cuh), its
+    /// The batch-affine accumulation (kernels/msm/accumulate_affine.cuh), its
     /// chains a thread and its block size, when CROSSGROTH_CUDA_MSM_AFFINE asks
     /// for it: `4`, `8`, `16` (the chains' state in each thread's arrays) or
-    /// `s4`, `s8` (in shared memory). An experiment, in modules built with
-    /// -DMSM_AFFINE_KERNELS=1 only (a variant cubin loaded with
+    /// `s4`, `s8` (in shared memory); G2 has 4, 8 and s4, and an MSM over G2
+    /// keeps its XYZZ accumulation for the others. An experiment, in modules
+    /// built with -DMSM_AFFINE_KERNELS=1 only (a variant cubin loaded with
     /// CROSSGROTH_CUDA_CUBIN).
-    fn affine_accumulation(&self) -> Result<Option<AffineKernel>, CudaError> {
+    fn affine_accumulation(&self, curve: Curve) -> Result<Option<AffineKernel>, CudaError> {
         let Ok(v) = std::env::var("CROSSGROTH_CUDA_MSM_AFFINE") else {
             return Ok(None);
         };
@@ -524,7 +522,12 @@ impl CudaBackend {
                 )))
             }
         };
-        let name = format!("g1_msm_accumulate_affine{suffix}");
+        let prefix = match curve {
+            Curve::G1 => "g1",
+            Curve::G2 if matches!(suffix, "4" | "8" | "_s4") => "g2",
+            Curve::G2 => return Ok(None),
+        };
+        let name = format!("{prefix}_msm_accumulate_affine{suffix}");
         let f = self._module.load_function(&name).map_err(|e| {
             CudaError::ModuleLoad(format!(
                 "kernel {name} ({e:?}): CROSSGROTH_CUDA_MSM_AFFINE needs a module built with \

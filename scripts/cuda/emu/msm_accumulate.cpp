@@ -1,29 +1,33 @@
-// Host run of the G1 MSM accumulation kernels (kernels/msm/pippenger.cuh and
-// accumulate_affine.cuh), for scripts/cuda/check_kernels_host.py: reads bases
-// and sorted (bucket, base | sign) entries on stdin, runs the accumulation
-// named on the command line and the levels after it as msm.rs launches them,
-// and prints every bucket (X Y ZZ ZZZ, Montgomery form, hex limbs).
+// Host run of the MSM accumulation kernels, G1 and G2 (kernels/msm/pippenger.cuh
+// and accumulate_affine.cuh), for scripts/cuda/check_kernels_host.py: reads
+// bases and sorted (bucket, base | sign) entries on stdin, runs the
+// accumulation named on the command line and the levels after it as msm.rs
+// launches them, and prints every bucket (X Y ZZ ZZZ, Montgomery form, hex
+// limbs, most significant first).
 //
-//   msm_accumulate <xyzz|affine4|affine8|affine16|affine_s4|affine_s8> L0 L1 < input
-//   input: nbases, then per base 24 hex u32 limbs (x then y, little endian);
-//          nb nentries, then per entry: key base negate (sorted by key)
+//   msm_accumulate <g1|g2> <xyzz|affine4|affine8|affine16|affine_s4|affine_s8> L0 L1 < input
+//   input: nbases, then per base x then y as hex u32 limbs, little endian (G1:
+//          12 each; G2: 24 each, c0 then c1); nb nentries, then per entry:
+//          key base negate (sorted by key)
 #include "accumulate.h"
 
-int main(int argc, char** argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: msm_accumulate <xyzz|affine4|affine8|affine16|affine_s4|affine_s8> L0 L1 < input\n");
-        return 2;
-    }
-    const std::string kind = argv[1];
-    const u32 L0 = (u32)atoi(argv[2]), L1 = (u32)atoi(argv[3]);
+// Words of a coordinate: 12 (Fq) or 24 (Fq2: c0 then c1), as 32-bit limbs.
+template <class F>
+static u32* words(F& f) {
+    return reinterpret_cast<u32*>(&f);
+}
+
+template <class A, class X, class F>
+static int run(const std::string& kind, u32 L0, u32 L1) {
+    const int W = sizeof(F) / 4;
     unsigned nbases = 0;
     if (scanf("%u", &nbases) != 1) return 2;
-    std::vector<g1_affine_t> bases(nbases);
+    std::vector<A> bases(nbases);
     for (auto& b : bases) {
-        for (int i = 0; i < 12; i++)
-            if (scanf("%x", &b.x.l[i]) != 1) return 2;
-        for (int i = 0; i < 12; i++)
-            if (scanf("%x", &b.y.l[i]) != 1) return 2;
+        for (int i = 0; i < W; i++)
+            if (scanf("%x", &words(b.x)[i]) != 1) return 2;
+        for (int i = 0; i < W; i++)
+            if (scanf("%x", &words(b.y)[i]) != 1) return 2;
     }
     unsigned nb = 0, n = 0;
     if (scanf("%u %u", &nb, &n) != 2) return 2;
@@ -36,17 +40,29 @@ int main(int argc, char** argv) {
         offsets[key + 1]++;
     }
     for (unsigned k = 0; k < nb; k++) offsets[k + 1] += offsets[k];
-    std::vector<g1_xyzz_t> buckets(nb, g1_xyzz_t::inf());
-    if (!emu_accumulate(kind, bases.data(), entries.data(), offsets.data(), nb, n, L0, L1, buckets.data())) {
+    std::vector<X> buckets(nb, X::inf());
+    if (!emu_accumulate<A, X, F>(kind, bases.data(), entries.data(), offsets.data(), nb, n, L0, L1, buckets.data())) {
         fprintf(stderr, "unknown kernel %s\n", kind.c_str());
         return 2;
     }
-    for (const auto& b : buckets) {
-        const fq_t* f[4] = {&b.X, &b.Y, &b.ZZ, &b.ZZZ};
+    for (auto& b : buckets) {
+        F* f[4] = {&b.X, &b.Y, &b.ZZ, &b.ZZZ};
         for (int c = 0; c < 4; c++) {
-            for (int i = 11; i >= 0; i--) printf("%08x", f[c]->l[i]);
+            for (int i = W - 1; i >= 0; i--) printf("%08x", words(*f[c])[i]);
             printf(c < 3 ? " " : "\n");
         }
     }
     return 0;
+}
+
+int main(int argc, char** argv) {
+    if (argc != 5) {
+        fprintf(stderr,
+                "usage: msm_accumulate <g1|g2> <xyzz|affine4|affine8|affine16|affine_s4|affine_s8> L0 L1 < input\n");
+        return 2;
+    }
+    const std::string curve = argv[1], kind = argv[2];
+    const u32 L0 = (u32)atoi(argv[3]), L1 = (u32)atoi(argv[4]);
+    if (curve == "g2") return run<g2_affine_t, g2_xyzz_t, fq2_t>(kind, L0, L1);
+    return run<g1_affine_t, g1_xyzz_t, fq_t>(kind, L0, L1);
 }

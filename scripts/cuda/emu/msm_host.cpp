@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
         msm_scatter(canon.data(), bidx.data(), n, c, 0, nwin, wset, F, cursor.data(), entries.data());
     });
     std::vector<g1_xyzz_t> buckets(nb, g1_xyzz_t::inf());
-    if (!emu_accumulate(acc, table.data(), entries.data(), offsets.data(), nb, total, L0, L1, buckets.data())) {
+    if (!emu_accumulate<g1_affine_t, g1_xyzz_t, fq_t>(acc, table.data(), entries.data(), offsets.data(), nb, total, L0, L1, buckets.data())) {
         fprintf(stderr, "unknown accumulation %s\n", acc.c_str());
         return 2;
     }
