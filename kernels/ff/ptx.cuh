@@ -27,8 +27,9 @@ __device__ __forceinline__ u32 mul_hi(u32 a, u32 b) { u32 r; asm volatile("mul.h
 __device__ __forceinline__ u32 madc_hi_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 #else
 // The same instructions on the host (scripts/cuda/emu/cuda_emu.h): the carry
-// flag is a variable, with PTX's semantics (a borrow sets it on subtraction).
-inline u32& carry_flag() { static u32 cc = 0; return cc; }
+// flag is a variable of the thread, with PTX's semantics (a borrow sets it on
+// subtraction).
+inline u32& carry_flag() { static thread_local u32 cc = 0; return cc; }
 inline u32 add_cc(u32 a, u32 b) { u64 v = (u64)a + b; carry_flag() = (u32)(v >> 32); return (u32)v; }
 inline u32 addc_cc(u32 a, u32 b) { u64 v = (u64)a + b + carry_flag(); carry_flag() = (u32)(v >> 32); return (u32)v; }
 inline u32 addc(u32 a, u32 b) { return a + b + carry_flag(); }

@@ -19,8 +19,13 @@ source the GPU runs is checked here, in CI, without a GPU. What runs:
   levels, bucket reduction, window sums, the sum of the scalars equal to 1,
   tables of precomputed copies), folded as the host folds it and compared with
   Python's sum of s_i P_i: plain windows, a density, tables of 3 and 32 copies,
-  scalars 0, 1, r - 1, all 1, all 0 but one. The offsets scan, whose kernels
-  use block barriers, is a plain prefix sum there.
+  scalars 0, 1, r - 1, all 1, all 0 but one. The offsets scan is a plain
+  prefix sum there;
+- the offsets scan's kernels themselves (tiles, block barriers, warp
+  shuffles: each block's threads as OS threads), against prefix sums;
+- the NTT: the twiddles kernel and the radix-4 passes (shared memory, block
+  barriers, the first pass's bit-reversed gather, the last one's n^-1) as
+  ntt.rs plans them, forward and inverse, against a Python FFT.
 
 The harnesses are built with AddressSanitizer and UBSan: a kernel that reads or
 writes past a buffer sized as msm.rs sizes it fails here as memcheck would fail
@@ -305,7 +310,71 @@ def check_fq_inverse(exe, rng, quick):
 # arithmetic, fails the check (a host memcheck of the kernels). Warnings off:
 # the kernels are device code, linted by nvcc, not g++.
 FLAGS = ["-O1", "-fno-strict-aliasing", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-         "-std=c++17", "-w"]
+         "-std=c++20", "-pthread", "-w"]
+
+
+def check_scan(exe, rng, quick):
+    """The bucket-offsets scan: tiles of 4096 counts, one block over the tile
+    sums, each tile's scan; sizes around the tile and the block."""
+    sizes = [1, 7, 1023, 4096, 4097] + ([] if quick else [3 * 4096 + 17, 40000])
+    for nb in sizes:
+        counts = [rng.choice([0, 0, 1, 3, rng.randrange(1000)]) for _ in range(nb)]
+        out = subprocess.run([exe], input=f"{nb}\n" + " ".join(map(str, counts)) + "\n", capture_output=True,
+                             text=True, check=True).stdout.split("\n")
+        offsets, cursor = [int(v) for v in out[0].split()], [int(v) for v in out[1].split()]
+        want, acc = [], 0
+        for c in counts:
+            want.append(acc)
+            acc += c
+        if offsets != want + [acc] or cursor != want:
+            sys.exit(f"check_kernels_host: bucket-offsets scan of {nb} counts differs from the prefix sums")
+    print(f"check_kernels_host: the bucket-offsets scan (tiles, block barriers, warp shuffles) equals the prefix "
+          f"sums at {', '.join(map(str, sizes))} buckets")
+
+
+def fft(values, w):
+    """Natural order in and out: X_k = sum_j x_j w^(jk) over Fr."""
+    n = len(values)
+    if n == 1:
+        return list(values)
+    even, odd = fft(values[0::2], w * w % R_FR), fft(values[1::2], w * w % R_FR)
+    out, t = [0] * n, 1
+    for k in range(n // 2):
+        o = t * odd[k] % R_FR
+        out[k], out[k + n // 2] = (even[k] + o) % R_FR, (even[k] - o) % R_FR
+        t = t * w % R_FR
+    return out
+
+
+def check_ntt(exe, rng, quick):
+    """The radix-4 NTT passes and the twiddles kernel, forward and inverse."""
+    mont = 2**256 % R_FR
+    fr_limbs = lambda v: " ".join("%x" % ((v * mont % R_FR >> (32 * i)) & 0xFFFFFFFF) for i in range(8))
+    root = pow(7, (R_FR - 1) >> 32, R_FR)  # ROOT_OF_UNITY: the generator 7 to the odd part of r - 1
+    logs = [1, 2, 5, 7, 10, 11] + ([] if quick else [13])
+    for log_n in logs:
+        n = 1 << log_n
+        values = [rng.randrange(R_FR) for _ in range(n)]
+        values[0], values[-1] = 0, R_FR - 1
+        w = pow(root, 2**(32 - log_n), R_FR)
+        for inverse in (0, 1):
+            base = pow(w, -1, R_FR) if inverse else w
+            count = max(n // 2, 1)
+            bits = (count - 1).bit_length()
+            lo_bits = (bits + 1) // 2
+            lo = [pow(base, j, R_FR) for j in range(1 << lo_bits)]
+            hi = [pow(base, j << lo_bits, R_FR) for j in range(max(-(-count // (1 << lo_bits)), 1))]
+            scale = pow(n, -1, R_FR) if inverse else 1
+            text = "".join(fr_limbs(v) + "\n" for v in values + lo) + f"{len(hi)}\n"
+            text += "".join(fr_limbs(v) + "\n" for v in hi) + fr_limbs(scale) + "\n"
+            out = subprocess.run([exe, str(log_n), str(inverse), str(lo_bits)], input=text, capture_output=True,
+                                 text=True, check=True).stdout.split()
+            got = [int(v, 16) * pow(mont, -1, R_FR) % R_FR for v in out]
+            want = [v * scale % R_FR for v in fft(values, base)]
+            if got != want:
+                sys.exit(f"check_kernels_host: NTT 2^{log_n} ({'inverse' if inverse else 'forward'}) differs")
+    print(f"check_kernels_host: NTT (twiddles, radix-4 passes in shared memory, bit reversal, n^-1): forward and "
+          f"inverse equal Python's at 2^{', 2^'.join(map(str, logs))}")
 
 
 def main():
@@ -349,6 +418,18 @@ def main():
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/fq_inverse.cpp"), "-o", exe], check=True)
         check_fq_inverse(exe, rng, quick)
+        exe = os.path.join(tmp, "scan")
+        # OS threads for the barriers: without AddressSanitizer, whose thread
+        # start-up made this ~50 times slower
+        subprocess.run([cxx, *[f for f in FLAGS if f != "-fsanitize=address,undefined"], "-fsanitize=undefined",
+                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
+                        os.path.join(repo, "scripts/cuda/emu/scan.cpp"), "-o", exe], check=True)
+        check_scan(exe, rng, quick)
+        exe = os.path.join(tmp, "ntt")
+        subprocess.run([cxx, *[f for f in FLAGS if f != "-fsanitize=address,undefined"], "-fsanitize=undefined",
+                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
+                        os.path.join(repo, "scripts/cuda/emu/ntt.cpp"), "-o", exe], check=True)
+        check_ntt(exe, rng, quick)
         exe = os.path.join(tmp, "msm_host")
         subprocess.run([cxx, *FLAGS,
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
