@@ -20,8 +20,8 @@ build() {  # name, defines...
     bash scripts/cuda/build-ptx.sh --variant ".device-variants/$name" "$@" >/dev/null
     cp ".device-variants/$name/crossgroth.sm_90.cubin" ".device-cubins/$name.cubin"
     echo "== $name ($*): .device-cubins/$name.cubin"
-    grep -A2 -E "Function properties for g1_msm_accumulate(_affine[_s0-9]*)?\$" ".device-variants/$name/ptxas.txt" |
-        grep -oE "for g1_msm_accumulate[_a-z0-9]*|[0-9]+ bytes stack frame|Used [0-9]+ registers(, [0-9]+ bytes smem)?" |
+    grep -A2 -E "Function properties for g[12]_msm_accumulate(_affine[_s0-9]*)?\$" ".device-variants/$name/ptxas.txt" |
+        grep -oE "for g[12]_msm_accumulate[_a-z0-9]*|[0-9]+ bytes stack frame|Used [0-9]+ registers(, [0-9]+ bytes smem)?" |
         paste -sd' ' | sed 's/ for /\n/g; s/^for //'
 }
 build affine -DMSM_AFFINE_KERNELS=1
