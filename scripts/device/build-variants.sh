@@ -10,7 +10,8 @@
 #
 # Each is built as the committed sm_90 cubin is (scripts/cuda/build-ptx.sh
 # --variant), and ptxas's register and spill report for its accumulation
-# kernels is printed. About a minute a variant on two cores.
+# kernels is printed. Some minutes on two cores (the batch-affine variant is
+# the slow one: its G2 kernels are large).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p .device-cubins .device-variants
