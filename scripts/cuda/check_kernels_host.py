@@ -24,8 +24,8 @@ source the GPU runs is checked here, in CI, without a GPU. What runs:
 - the offsets scan's kernels themselves (tiles, block barriers, warp
   shuffles: each block's threads as OS threads), against prefix sums;
 - the NTT: the twiddles kernel and the radix-4 passes (shared memory, block
-  barriers, the first pass's bit-reversed gather, the last one's n^-1) as
-  ntt.rs plans them, forward and inverse, against a Python FFT.
+  barriers, the first pass's bit-reversed gather, the last one's n^-1 or coset
+  scale) as ntt.rs plans them, forward and inverse, against a Python FFT.
 
 The harnesses are built with AddressSanitizer and UBSan: a kernel that reads or
 writes past a buffer sized as msm.rs sizes it fails here as memcheck would fail
@@ -373,8 +373,28 @@ def check_ntt(exe, rng, quick):
             want = [v * scale % R_FR for v in fft(values, base)]
             if got != want:
                 sys.exit(f"check_kernels_host: NTT 2^{log_n} ({'inverse' if inverse else 'forward'}) differs")
-    print(f"check_kernels_host: NTT (twiddles, radix-4 passes in shared memory, bit reversal, n^-1): forward and "
-          f"inverse equal Python's at 2^{', 2^'.join(map(str, logs))}")
+        # the coset scale of compute_h: the last pass multiplies position p by
+        # c g^p, through the tables slo[p mod 2^sbits] and shi[p >> sbits]
+        g, cst = 7, rng.randrange(1, R_FR)
+        sbits = (log_n + 1) // 2
+        slo = [cst * pow(g, j, R_FR) % R_FR for j in range(1 << sbits)]
+        shi = [pow(g, j << sbits, R_FR) for j in range(max(n >> sbits, 1))]
+        count = max(n // 2, 1)
+        bits = (count - 1).bit_length()
+        lo_bits = (bits + 1) // 2
+        lo = [pow(w, j, R_FR) for j in range(1 << lo_bits)]
+        hi = [pow(w, j << lo_bits, R_FR) for j in range(max(-(-count // (1 << lo_bits)), 1))]
+        text = "".join(fr_limbs(v) + "\n" for v in values + lo) + f"{len(hi)}\n"
+        text += "".join(fr_limbs(v) + "\n" for v in hi) + fr_limbs(1) + "\n"
+        text += "".join(fr_limbs(v) + "\n" for v in slo) + f"{len(shi)}\n" + "".join(fr_limbs(v) + "\n" for v in shi)
+        out = subprocess.run([exe, str(log_n), "0", str(lo_bits), str(sbits)], input=text, capture_output=True,
+                             text=True, check=True).stdout.split()
+        got = [int(v, 16) * pow(mont, -1, R_FR) % R_FR for v in out]
+        want = [v * cst * pow(g, p, R_FR) % R_FR for p, v in enumerate(fft(values, w))]
+        if got != want:
+            sys.exit(f"check_kernels_host: NTT 2^{log_n} with the coset scale differs")
+    print(f"check_kernels_host: NTT (twiddles, radix-4 passes in shared memory, bit reversal, n^-1, the coset "
+          f"scale): forward and inverse equal Python's at 2^{', 2^'.join(map(str, logs))}")
 
 
 def main():
