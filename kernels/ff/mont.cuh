@@ -323,9 +323,10 @@ struct alignas(16) mont_t {
         return r;
     }
 
-    // 1 / a by divsteps (safegcd.cuh: ~1100 branch-free steps on the integer
-    // ALU and ~37 x 4 products of 13-limb numbers by 32-bit words, against
-    // the ~570 dependent products of inverse()). The stored value is aR, whose
+    // 1 / a by divsteps (safegcd.cuh: up to ~1100 branch-free steps on the
+    // integer ALU, ~810 for a random element, and 4 products of 13-limb numbers
+    // by 32-bit words every 30 steps, against the ~570 dependent products of
+    // inverse()). The stored value is aR, whose
     // integer inverse is a^-1 R^-1; its Montgomery product with R^3 is a^-1 R.
     // Zero stays zero.
     __device__ __forceinline__ mont_t inverse_divsteps() const {

@@ -9,8 +9,9 @@
 // whose iteration bound is proven for any bit length (Theorem 11.2 of the
 // paper: floor((49 d + 57) / 17) divsteps for d >= 46 bits; 1101 for Fq).
 //
-// Constant time in the input: a fixed number of batches, no branch on data,
-// so the lanes of a warp never diverge. Host and device code alike:
+// Branch-free within a batch (the lanes of a warp never diverge inside one);
+// a thread stops after the batch in which g reaches 0 (at most the proven
+// bound's batches), so its time depends on the input. Host and device alike:
 // scripts/cuda/check_safegcd.py compiles this header with the host's C++
 // compiler and checks it against Python's pow(x, -1, p).
 #pragma once
@@ -168,9 +169,9 @@ SG_FN void from30(const s32* a, w32* x) {
 
 // out = x^-1 mod p for a canonical x in [0, p) (32-bit limbs); 0 gives 0.
 // Returns whether g reached 0 (always, within the proven bound; the host
-// check counts on it).
+// check counts on it). batches, when given, receives the batches run.
 template <class Q>
-SG_FN bool inverse(const w32* x, w32* out) {
+SG_FN bool inverse(const w32* x, w32* out, int* batches = nullptr) {
     s32 f[Q::L], g[Q::L], d[Q::L], e[Q::L];
     for (int i = 0; i < Q::L; i++) {
         f[i] = Q::mod30(i);
@@ -182,10 +183,19 @@ SG_FN bool inverse(const w32* x, w32* out) {
     s32 eta = -1;
     SG_NO_UNROLL  // one copy of the batch's code, not ITERS
     for (int it = 0; it < Q::ITERS; it++) {
+        // Once g is 0 the remaining batches change nothing that matters: f
+        // stays, d only moves by multiples of p (e is no longer used). A
+        // thread stops there (~28 batches for a random Fq element against the
+        // 37 of the bound), so the time depends on the input: this is for
+        // public data or for where timing does not matter (an MSM's buckets).
+        s32 live = 0;
+        for (int i = 0; i < Q::L; i++) live |= g[i];
+        if (!live) break;
         matrix t;
         eta = divsteps_30(eta, (w32)f[0], (w32)g[0], &t);
         update_de<Q>(d, e, t);
         update_fg<Q::L>(f, g, t);
+        if (batches) *batches = it + 1;
     }
     s32 nz = 0;
     for (int i = 0; i < Q::L; i++) nz |= g[i];

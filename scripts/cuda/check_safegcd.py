@@ -33,8 +33,9 @@ static int run(const char* hex) {
         unsigned d = ch <= '9' ? ch - '0' : (ch | 32) - 'a' + 10;
         x[i / 8] |= (safegcd::w32)d << (4 * (i % 8));
     }
-    bool ok = safegcd::inverse<Q>(x, y);
-    printf("%d ", ok ? 1 : 0);
+    int batches = 0;
+    bool ok = safegcd::inverse<Q>(x, y, &batches);
+    printf("%d %d ", ok ? 1 : 0, batches);
     for (int i = Q::N32 - 1; i >= 0; i--) printf("%08x", y[i]);
     printf("\n");
     return 0;
@@ -99,17 +100,20 @@ def main():
             xs = inputs(rng, p, count)
             feed = "".join(f"{name} {x:x}\n" for x in xs)
             out = subprocess.run([exe], input=feed, capture_output=True, text=True, check=True).stdout.split("\n")
-            worst = 0
+            worst, batch_counts = 0, []
             for x, line in zip(xs, out):
-                ok, hexv = line.split()
+                ok, batches, hexv = line.split()
+                batch_counts.append(int(batches))
                 got = int(hexv, 16)
                 want = pow(x, -1, p) if x else 0
                 if ok != "1" or got != want:
                     sys.exit(f"check_safegcd: {name}: inverse({x:#x}) = {got:#x} (g = 0: {ok}), expected {want:#x}")
             for x in xs[: 2000]:
                 worst = max(worst, divsteps_needed(p, x))
+            rand = batch_counts[-count - count // 5:]
             print(f"check_safegcd: {name} ok ({len(xs)} inverses; most divsteps needed by the first 2000: "
-                  f"{worst}, run: {30 * iters})")
+                  f"{worst}, the bound allows {30 * iters}; batches of 30 run: mean {sum(rand) / len(rand):.1f}, "
+                  f"max {max(batch_counts)} of {iters})")
 
 
 if __name__ == "__main__":

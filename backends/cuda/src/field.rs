@@ -16,8 +16,9 @@ const FQ_WORDS: usize = 6;
 pub enum InverseMethod {
     /// a^(p - 2): ~570 dependent Fq products.
     Fermat,
-    /// Bernstein-Yang divsteps (kernels/ff/safegcd.cuh): 37 batches of 30
-    /// branch-free steps, mostly integer-ALU work.
+    /// Bernstein-Yang divsteps (kernels/ff/safegcd.cuh): batches of 30
+    /// branch-free steps until done (at most 37, ~27 for random elements),
+    /// mostly integer-ALU work.
     Divsteps,
 }
 
