@@ -1,21 +1,24 @@
-// A batch-affine variant of the G1 accumulation (msm_accumulate_impl in
-// pippenger.cuh): the same chunks of L sorted entries, the same heads and
-// bucket writes (so the levels after it are unchanged), but each thread runs K
-// chunks side by side as K chains of affine additions, and the K additions of
-// one step share one inversion (Montgomery's trick; mont_t::inverse_divsteps).
+// A batch-affine variant of the MSM accumulation (msm_accumulate_impl in
+// pippenger.cuh), for G1 and G2: the same chunks of L sorted entries, the same
+// heads and bucket writes (so the levels after it are unchanged), but each
+// thread runs K chunks side by side as K chains of affine additions, and the K
+// additions of one step share one inversion (Montgomery's trick;
+// inverse_divsteps).
 //
 // Per addition: 1 product for the running product of the denominators, 2 to
 // take the inverse apart, then lambda, lambda^2 and y3: 6 products against the
 // 10 of a mixed XYZZ addition, plus the inversion over K. The chains' state
-// (accumulator x, y and the running product: 3 Fq a chain) does not fit in
-// registers for K >= 8; where it goes (L1, L2) is what the GPU measures.
+// (accumulator x, y and the running product: 3 field elements a chain) does not
+// fit in registers for K >= 8; where it goes (local or shared memory) is what
+// the GPU measures.
 //
-// Built only with -DMSM_AFFINE_KERNELS=1 (a variant cubin, see
-// scripts/cuda/build-ptx.sh --variant), so that the module everyone loads and
+// Built only with -DMSM_AFFINE_KERNELS=1 (a variant cubin:
+// scripts/device/build-variants.sh), so that the module everyone loads and
 // JIT-compiles stays as it is until this is measured; the host launches it
-// with CROSSGROTH_CUDA_MSM_AFFINE=<K> (G1; G2 where its K is built). scripts/cuda/check_kernels_host.py
-// runs it on the host against Python's sums (repeated points, P and -P,
-// identity bases, hot buckets) and inside whole G1 MSMs.
+// with CROSSGROTH_CUDA_MSM_AFFINE=<K> (G2 where its K is built).
+// scripts/cuda/check_kernels_host.py runs it on the host against Python's sums
+// (repeated points, P and -P, identity bases, hot buckets) and inside whole G1
+// MSMs.
 #pragma once
 #include "pippenger.cuh"
 
@@ -55,7 +58,7 @@ __device__ __forceinline__ msm_affine_op msm_affine_plan(const A& acc, bool empt
     if (empty) return MSM_AFF_SET;
     if (acc.x == p.x) {
         if (acc.y == p.y) {
-            den = acc.y.dbl();  // y != 0: G1 has no point of order 2
+            den = acc.y.dbl();  // y != 0: no point of order 2 in G1 or G2
             return MSM_AFF_DBL;
         }
         return MSM_AFF_CLEAR;
