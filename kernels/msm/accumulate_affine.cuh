@@ -164,6 +164,8 @@ __device__ __forceinline__ void msm_accumulate_affine_impl(const A* __restrict__
 #pragma unroll
         for (int k = K - 1; k >= 0; k--) {
             if (op[k] == MSM_AFF_SKIP) continue;  // its denominator was 1
+            // The point and denominator again rather than kept from the first
+            // loop: K more points of state would not stay on chip.
             const A p = msm_affine_point(bases, entries[start[k] + j]);
             A acc = st.get_acc(k);
             F den;

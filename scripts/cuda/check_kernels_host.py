@@ -46,127 +46,129 @@ GY = 0x08B3F481E3AAA0F1A09E30ED741D8AE4FCF5E095D5D00AF600DB18CB2C04B3EDD03CC744A
 R_FR = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
 
 
-def add(a, b):
-    """Affine addition on y^2 = x^3 + 4 over Fq (None is the identity)."""
+class Fq:
+    """Fq's operations on ints, for the curve arithmetic below."""
+    zero = 0
+    add = staticmethod(lambda a, b: (a + b) % P)
+    sub = staticmethod(lambda a, b: (a - b) % P)
+    mul = staticmethod(lambda a, b: a * b % P)
+    inv = staticmethod(lambda a: pow(a, -1, P))
+    small = staticmethod(lambda k: k % P)
+
+
+class Fq2:
+    """Fq2 = Fq[u] / (u^2 + 1) on (c0, c1) pairs."""
+    zero = (0, 0)
+    add = staticmethod(lambda a, b: ((a[0] + b[0]) % P, (a[1] + b[1]) % P))
+    sub = staticmethod(lambda a, b: ((a[0] - b[0]) % P, (a[1] - b[1]) % P))
+    mul = staticmethod(lambda a, b: ((a[0] * b[0] - a[1] * b[1]) % P, (a[0] * b[1] + a[1] * b[0]) % P))
+    small = staticmethod(lambda k: (k % P, 0))
+
+    @staticmethod
+    def inv(a):
+        t = pow(a[0] * a[0] + a[1] * a[1], -1, P)
+        return (a[0] * t % P, -a[1] * t % P)
+
+
+def ec_add(F, a, b):
+    """Affine addition on y^2 = x^3 + b over F (None is the identity)."""
     if a is None:
         return b
     if b is None:
         return a
     (x1, y1), (x2, y2) = a, b
     if x1 == x2:
-        if (y1 + y2) % P == 0:
+        if F.add(y1, y2) == F.zero:
             return None
-        lam = 3 * x1 * x1 * pow(2 * y1, -1, P) % P
+        lam = F.mul(F.mul(F.small(3), F.mul(x1, x1)), F.inv(F.add(y1, y1)))
     else:
-        lam = (y2 - y1) * pow(x2 - x1, -1, P) % P
-    x3 = (lam * lam - x1 - x2) % P
-    return (x3, (lam * (x1 - x3) - y1) % P)
+        lam = F.mul(F.sub(y2, y1), F.inv(F.sub(x2, x1)))
+    x3 = F.sub(F.sub(F.mul(lam, lam), x1), x2)
+    return (x3, F.sub(F.mul(lam, F.sub(x1, x3)), y1))
 
 
-def neg(a):
-    return None if a is None else (a[0], (-a[1]) % P)
+def ec_neg(F, a):
+    return None if a is None else (a[0], F.sub(F.zero, a[1]))
 
 
-def mul(k, a):
+def ec_mul(F, k, a):
     r = None
     while k:
         if k & 1:
-            r = add(r, a)
-        a = add(a, a)
+            r = ec_add(F, r, a)
+        a = ec_add(F, a, a)
         k >>= 1
     return r
 
 
-# G2: y^2 = x^3 + 4 (1 + u) over Fq2 = Fq[u] / (u^2 + 1); elements (c0, c1).
+def add(a, b):
+    return ec_add(Fq, a, b)
+
+
+def mul(k, a):
+    return ec_mul(Fq, k, a)
+
+
+# G2: y^2 = x^3 + 4 (1 + u) over Fq2; elements (c0, c1).
 G2X = (0x024AA2B2F08F0A91260805272DC51051C6E47AD4FA403B02B4510B647AE3D1770BAC0326A805BBEFD48056C8C121BDB8,
        0x13E02B6052719F607DACD3A088274F65596BD0D09920B61AB5DA61BBDC7F5049334CF11213945D57E5AC7D055D042B7E)
 G2Y = (0x0CE5D527727D6E118CC9CDC6DA2E351AADFD9BAA8CBDD3A76D429A695160D12C923AC9CC3BACA289E193548608B82801,
        0x0606C4A02EA734CC32ACD2B02BC28B99CB3E287E85A763AF267492AB572E99AB3F370D275CEC1DA1AAA9075FF05F79BE)
 
 
-def f2_mul(a, b):
-    return ((a[0] * b[0] - a[1] * b[1]) % P, (a[0] * b[1] + a[1] * b[0]) % P)
-
-
-def f2_inv(a):
-    t = pow(a[0] * a[0] + a[1] * a[1], -1, P)
-    return (a[0] * t % P, -a[1] * t % P)
-
-
-def add2(a, b):
-    """Affine addition on G2's curve (None is the identity)."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    (x1, y1), (x2, y2) = a, b
-    if x1 == x2:
-        if ((y1[0] + y2[0]) % P, (y1[1] + y2[1]) % P) == (0, 0):
-            return None
-        x1s = f2_mul(x1, x1)
-        lam = f2_mul((3 * x1s[0] % P, 3 * x1s[1] % P), f2_inv((2 * y1[0] % P, 2 * y1[1] % P)))
-    else:
-        lam = f2_mul(((y2[0] - y1[0]) % P, (y2[1] - y1[1]) % P), f2_inv(((x2[0] - x1[0]) % P, (x2[1] - x1[1]) % P)))
-    l2 = f2_mul(lam, lam)
-    x3 = ((l2[0] - x1[0] - x2[0]) % P, (l2[1] - x1[1] - x2[1]) % P)
-    y3 = f2_mul(lam, ((x1[0] - x3[0]) % P, (x1[1] - x3[1]) % P))
-    return (x3, ((y3[0] - y1[0]) % P, (y3[1] - y1[1]) % P))
-
-
-def neg2(a):
-    return None if a is None else (a[0], (-a[1][0] % P, -a[1][1] % P))
-
-
-def mul2(k, a):
-    r = None
-    while k:
-        if k & 1:
-            r = add2(r, a)
-        a = add2(a, a)
-        k >>= 1
-    return r
-
-
 def on_g2_curve(pt):
     x, y = pt
-    rhs = f2_mul(f2_mul(x, x), x)
-    rhs = ((rhs[0] + 4) % P, (rhs[1] + 4) % P)
-    return f2_mul(y, y) == rhs
+    return Fq2.mul(y, y) == Fq2.add(Fq2.mul(Fq2.mul(x, x), x), (4, 4))
 
 
-class G1Curve:
-    name, add, neg, mul, gen = "G1", staticmethod(add), staticmethod(neg), staticmethod(mul), (GX, GY)
+class Curve:
+    """A curve's point operations over its field F."""
+    F = Fq
+
+    @classmethod
+    def add(cls, a, b):
+        return ec_add(cls.F, a, b)
+
+    @classmethod
+    def neg(cls, a):
+        return ec_neg(cls.F, a)
+
+    @classmethod
+    def mul(cls, k, a):
+        return ec_mul(cls.F, k, a)
+
+    @classmethod
+    def from_xyzz(cls, words):
+        X, Y, ZZ, ZZZ = (cls.parse(w) for w in words)
+        if ZZ == cls.F.zero:
+            return None
+        # Montgomery factors cancel in the ratios x = X / ZZ, y = Y / ZZZ
+        return (cls.F.mul(X, cls.F.inv(ZZ)), cls.F.mul(Y, cls.F.inv(ZZZ)))
+
+
+class G1Curve(Curve):
+    name, F, gen = "G1", Fq, (GX, GY)
 
     @staticmethod
     def coord_limbs(v):
         return limbs(v * R % P)
 
     @staticmethod
-    def from_xyzz(words):
-        X, Y, ZZ, ZZZ = (int(w, 16) for w in words)
-        if ZZ == 0:
-            return None
-        # Montgomery factors cancel in the ratios x = X / ZZ, y = Y / ZZZ
-        return (X * pow(ZZ, -1, P) % P, Y * pow(ZZZ, -1, P) % P)
+    def parse(w):
+        return int(w, 16)
 
 
-class G2Curve:
-    name, add, neg, mul, gen = "G2", staticmethod(add2), staticmethod(neg2), staticmethod(mul2), (G2X, G2Y)
+class G2Curve(Curve):
+    name, F, gen = "G2", Fq2, (G2X, G2Y)
 
     @staticmethod
     def coord_limbs(v):
         return limbs(v[0] * R % P) + " " + limbs(v[1] * R % P)
 
     @staticmethod
-    def from_xyzz(words):
-        def f2(w):  # 24 limbs, most significant first: c1 then c0
-            v = int(w, 16)
-            return (v % 2**384, v >> 384)
-        X, Y, ZZ, ZZZ = (f2(w) for w in words)
-        if ZZ == (0, 0):
-            return None
-        # Montgomery factors cancel in the ratios, as for G1
-        return (f2_mul(X, f2_inv(ZZ)), f2_mul(Y, f2_inv(ZZZ)))
+    def parse(w):
+        v = int(w, 16)  # 24 limbs, most significant first: c1 then c0
+        return (v % 2**384, v >> 384)
 
 
 def limbs(v):

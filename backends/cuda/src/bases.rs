@@ -88,6 +88,13 @@ pub(crate) fn as_words<T>(points: &[T], words: usize) -> &[u64] {
     unsafe { std::slice::from_raw_parts(points.as_ptr() as *const u64, points.len() * words) }
 }
 
+/// [`as_words`] for writing (field elements and points alike).
+pub(crate) fn as_words_mut<T>(points: &mut [T], words: usize) -> &mut [u64] {
+    debug_assert_eq!(std::mem::size_of::<T>(), words * 8);
+    // SAFETY: as as_words; every bit pattern is a valid array of u64 limbs.
+    unsafe { std::slice::from_raw_parts_mut(points.as_mut_ptr() as *mut u64, points.len() * words) }
+}
+
 /// Bytes from an environment variable given in MiB.
 pub(crate) fn env_mib(name: &str) -> Option<usize> {
     std::env::var(name)

@@ -6,6 +6,7 @@
 use blst::blst_fp;
 use cudarc::driver::CudaSlice;
 
+use crate::bases::{as_words, as_words_mut};
 use crate::{CudaBackend, CudaError};
 
 /// u64 words of one Fq element (blst_fp).
@@ -46,16 +47,6 @@ impl FqBuffer {
     }
 }
 
-fn fq_words(v: &[blst_fp]) -> &[u64] {
-    // SAFETY: blst_fp is repr(C) { l: [u64; 6] }: no padding.
-    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u64, v.len() * FQ_WORDS) }
-}
-
-fn fq_words_mut(v: &mut [blst_fp]) -> &mut [u64] {
-    // SAFETY: as fq_words.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u64, v.len() * FQ_WORDS) }
-}
-
 impl CudaBackend {
     /// values[i] = 1 / values[i] in Fq (Montgomery form, as blst keeps it); zero
     /// stays zero. Elements must be below p, as blst's are.
@@ -69,17 +60,17 @@ impl CudaBackend {
         }
         let _g = self.guard();
         let mut buf = FqBuffer {
-            buf: self.upload_large(fq_words(values), "Fq elements")?,
+            buf: self.upload_large(as_words(values, FQ_WORDS), "Fq elements")?,
             len: values.len(),
         };
         self.fq_inverse_on_device(&mut buf, method)?;
-        self.download_large(&buf.buf, fq_words_mut(values), "Fq inverse")
+        self.download_large(&buf.buf, as_words_mut(values, FQ_WORDS), "Fq inverse")
     }
 
     /// Copies Fq elements to the device (for [`Self::fq_inverse_resident`]).
     pub fn upload_fq(&self, values: &[blst_fp]) -> Result<FqBuffer, CudaError> {
         let _g = self.guard();
-        let buf = self.upload_large(fq_words(values), "Fq elements")?;
+        let buf = self.upload_large(as_words(values, FQ_WORDS), "Fq elements")?;
         self.sync("Fq upload")?;
         Ok(FqBuffer {
             buf,
@@ -108,7 +99,7 @@ impl CudaBackend {
             )));
         }
         let _g = self.guard();
-        self.download_large(&data.buf, fq_words_mut(out), "Fq download")
+        self.download_large(&data.buf, as_words_mut(out, FQ_WORDS), "Fq download")
     }
 
     fn fq_inverse_on_device(
