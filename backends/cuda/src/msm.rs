@@ -383,14 +383,11 @@ impl CudaBackend {
             // The runs add to the buckets, which keep the earlier passes' sums.
             let chunks = (nwin * m).div_ceil(l_chunk as usize);
             let (entries, offsets) = (&*entries, &*offsets);
-            match &affine {
-                Some(a) => {
-                    launch!(self, a.f, chunks.div_ceil(a.chains), a.block; &bases, entries, offsets, &nb32, &l_chunk, &mut *target, &mut heads)
-                }
-                None => {
-                    launch!(self, ck.accumulate, chunks, 128; &bases, entries, offsets, &nb32, &l_chunk, &mut *target, &mut heads)
-                }
-            }
+            let (accumulate, threads, block) = match &affine {
+                Some(a) => (&a.f, chunks.div_ceil(a.chains), a.block),
+                None => (&ck.accumulate, chunks, 128),
+            };
+            launch!(self, *accumulate, threads, block; &bases, entries, offsets, &nb32, &l_chunk, &mut *target, &mut heads);
             prof.mark_pass(p, ranges.len(), "accumulate");
             // Levels of partial sums, while the previous level may have had
             // more than one chunk (the device skips levels past the last).
