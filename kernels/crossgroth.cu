@@ -6,7 +6,6 @@
 #include "ff/kernels.cuh"
 #include "ec/curves.cuh"
 #include "msm/pippenger.cuh"
-#include "msm/accumulate_affine.cuh"
 #include "ntt/ntt.cuh"
 
 // Executes a trap: the launch fails with a sticky error that leaves the CUDA

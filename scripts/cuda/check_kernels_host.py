@@ -8,10 +8,8 @@ source the GPU runs is checked here, in CI, without a GPU. What runs:
 
 - fq_inverse_batch, both methods (divsteps, Fermat), on Montgomery-form
   elements: 0, 1, p - 1, R, powers of two, random;
-- the G1 and G2 MSM accumulations (the XYZZ kernels the MSM uses and the
-  batch-affine variants of kernels/msm/accumulate_affine.cuh, their chains'
-  state in the thread's arrays or in shared memory) with the levels after them, on sorted bucket entries whose sums Python
-  computes in affine coordinates: uniform buckets, one hot bucket, runs of a
+- the G1 and G2 MSM accumulations (the XYZZ kernels) with the levels after
+  them, on sorted bucket entries whose sums Python computes in affine coordinates: uniform buckets, one hot bucket, runs of a
   repeated point (doublings), P next to -P (the identity), identity bases,
   empty buckets, and chunks that end inside a run;
 - the whole device part of a G1 MSM as backends/cuda/src/msm.rs launches it in
@@ -274,19 +272,18 @@ def check_msm(exe, rng, bases, quick):
         want = None
         for x, b in terms:
             want = add(want, mul(x, b))
-        for l0, l1, acc in ((8, 4, "xyzz"), (64, 8, "xyzz"), (8, 4, "affine16"), (16, 4, "affine8"),
-                            (8, 4, "affine_s8")):
-            out = subprocess.run([exe, str(c), str(copies), str(l0), str(l1), acc], input=text,
+        for l0, l1 in ((8, 4), (64, 8), (16, 4)):
+            out = subprocess.run([exe, str(c), str(copies), str(l0), str(l1)], input=text,
                                  capture_output=True, text=True, check=True).stdout.strip().split("\n")
             sets = [from_jacobian(line) for line in out]
             got = sets[-1]  # the scalars equal to 1
             for k, sk in enumerate(sets[:-1]):
                 got = add(got, mul(pow(2, c * k, R_FR), sk))
             if got != want:
-                sys.exit(f"check_kernels_host: G1 MSM, {name}, L={l0}/{l1}, {acc}: {got}, expected {want}")
+                sys.exit(f"check_kernels_host: G1 MSM, {name}, L={l0}/{l1}: {got}, expected {want}")
         print(f"check_kernels_host: G1 MSM, {name} ({n} terms): prepare, scatter, accumulation, levels, "
               "bucket reduction, window sums, ones" + (", table" if copies > 1 else "") +
-              ", with the XYZZ and the batch-affine accumulation: equals Python's")
+              ": equals Python's")
 
 
 def check_fq_inverse(exe, rng, quick):
@@ -411,9 +408,7 @@ def main():
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/msm_accumulate.cpp"), "-o", exe], check=True)
         runs = 0
-        # (curve, kernels): G2 has 4 and 8 chains in the thread's arrays, 4 in shared memory
-        for curve, kernels in ((G1Curve, ("xyzz", "affine4", "affine8", "affine16", "affine_s4", "affine_s8")),
-                               (G2Curve, ("xyzz", "affine4", "affine8", "affine_s4"))):
+        for curve in (G1Curve, G2Curve):
             bases = make_bases(rng, 97 if curve is G1Curve else 41, curve)
             words = 24 if curve is G1Curve else 48
             base_text = f"{len(bases)}\n" + "".join(
@@ -422,19 +417,17 @@ def main():
             for name, nb, entries in cases(rng, len(bases), quick or curve is G2Curve):
                 want = expected(bases, nb, entries, curve)
                 feed = base_text + f"{nb} {len(entries)}\n" + "".join(f"{k} {b} {int(s)}\n" for k, b, s in entries)
-                for kernel in kernels:
-                    for l0, l1 in ((8, 4), (3, 2), (64, 8), (128, 8)):
-                        out = subprocess.run([exe, curve.name.lower(), kernel, str(l0), str(l1)], input=feed,
-                                             capture_output=True, text=True, check=True).stdout.strip().split("\n")
-                        got = [curve.from_xyzz(line.split()) for line in out]
-                        for key in range(nb):
-                            if got[key] != want[key]:
-                                sys.exit(f"check_kernels_host: {curve.name} {kernel} L={l0}/{l1}, {name}: bucket "
-                                         f"{key} is {got[key]}, expected {want[key]}")
-                        runs += 1
+                for l0, l1 in ((8, 4), (3, 2), (64, 8), (128, 8)):
+                    out = subprocess.run([exe, curve.name.lower(), str(l0), str(l1)], input=feed,
+                                         capture_output=True, text=True, check=True).stdout.strip().split("\n")
+                    got = [curve.from_xyzz(line.split()) for line in out]
+                    for key in range(nb):
+                        if got[key] != want[key]:
+                            sys.exit(f"check_kernels_host: {curve.name} L={l0}/{l1}, {name}: bucket "
+                                     f"{key} is {got[key]}, expected {want[key]}")
+                    runs += 1
                 print(f"check_kernels_host: {curve.name}, {name}: {len(entries)} entries in {nb} buckets: the "
-                      f"XYZZ and batch-affine accumulations ({', '.join(kernels[1:])}) with their levels equal "
-                      "Python's sums")
+                      "XYZZ accumulation with its levels equals Python's sums")
         exe = os.path.join(tmp, "fq_inverse")
         subprocess.run([cxx, *FLAGS,
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
@@ -457,7 +450,7 @@ def main():
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/msm_host.cpp"), "-o", exe], check=True)
         check_msm(exe, rng, make_bases(rng, 200), quick)
-        print(f"check_kernels_host: ok ({runs} accumulation runs, {len(msm_cases(rng, quick)) * 5} MSMs)")
+        print(f"check_kernels_host: ok ({runs} accumulation runs, {len(msm_cases(rng, quick)) * 3} MSMs)")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 //! Field-element kernels on their own: Fq inversion in bulk
 //! (kernels/ff/kernels.cuh), to test the divsteps inversion against blst and to
-//! time it against Fermat's. A batch-affine MSM accumulation would invert once
-//! per batch of additions, and whether that pays depends on these figures.
+//! time it against Fermat's (the tables of precomputed copies invert by
+//! divsteps, kernels/msm/pippenger.cuh).
 
 use blst::blst_fp;
 use cudarc::driver::CudaSlice;

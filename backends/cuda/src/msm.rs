@@ -3,7 +3,7 @@
 //! the window sums for the host to fold.
 
 use blst::blst_fr;
-use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use std::sync::Arc;
 
 use crate::msm_plan::{
@@ -155,7 +155,6 @@ impl CudaBackend {
         let seg: u32 = (k_per_win as u32).min(if nb >= 1 << 22 { 64 } else { 32 });
         let nseg = k_per_win / seg as usize;
 
-        let affine = self.affine_accumulation(curve)?;
         let _g = self.guard();
         let mut prof = Profiler::new(self);
         let ck = &self.k.g[curve as usize];
@@ -383,11 +382,7 @@ impl CudaBackend {
             // The runs add to the buckets, which keep the earlier passes' sums.
             let chunks = (nwin * m).div_ceil(l_chunk as usize);
             let (entries, offsets) = (&*entries, &*offsets);
-            let (accumulate, threads, block) = match &affine {
-                Some(a) => (&a.f, chunks.div_ceil(a.chains), a.block),
-                None => (&ck.accumulate, chunks, 128),
-            };
-            launch!(self, *accumulate, threads, block; &bases, entries, offsets, &nb32, &l_chunk, &mut *target, &mut heads);
+            launch!(self, ck.accumulate, chunks, 128; &bases, entries, offsets, &nb32, &l_chunk, &mut *target, &mut heads);
             prof.mark_pass(p, ranges.len(), "accumulate");
             // Levels of partial sums, while the previous level may have had
             // more than one chunk (the device skips levels past the last).
@@ -492,54 +487,6 @@ impl CudaBackend {
         drop((buckets, heads, heads2, segs, tmp));
         Ok((words, c))
     }
-}
-
-impl CudaBackend {
-    /// The batch-affine accumulation (kernels/msm/accumulate_affine.cuh), its
-    /// chains a thread and its block size, when CROSSGROTH_CUDA_MSM_AFFINE asks
-    /// for it: `4`, `8`, `16` (the chains' state in each thread's arrays) or
-    /// `s4`, `s8` (in shared memory); G2 has 4, 8 and s4, and an MSM over G2
-    /// keeps its XYZZ accumulation for the others. An experiment, in modules
-    /// built with -DMSM_AFFINE_KERNELS=1 only (a variant cubin loaded with
-    /// CROSSGROTH_CUDA_CUBIN).
-    fn affine_accumulation(&self, curve: Curve) -> Result<Option<AffineKernel>, CudaError> {
-        let Ok(v) = std::env::var("CROSSGROTH_CUDA_MSM_AFFINE") else {
-            return Ok(None);
-        };
-        let (chains, block, suffix) = match v.trim() {
-            "4" => (4, 128, "4"),
-            "8" => (8, 128, "8"),
-            "16" => (16, 128, "16"),
-            "s4" => (4, 32, "_s4"),
-            "s8" => (8, 32, "_s8"),
-            _ => {
-                return Err(CudaError::InvalidInput(format!(
-                    "CROSSGROTH_CUDA_MSM_AFFINE={v}: expected 4, 8, 16 (chains a thread) or s4, s8 (their \
-                     state in shared memory)"
-                )))
-            }
-        };
-        let prefix = match curve {
-            Curve::G1 => "g1",
-            Curve::G2 if matches!(suffix, "4" | "8" | "_s4") => "g2",
-            Curve::G2 => return Ok(None),
-        };
-        let name = format!("{prefix}_msm_accumulate_affine{suffix}");
-        let f = self._module.load_function(&name).map_err(|e| {
-            CudaError::ModuleLoad(format!(
-                "kernel {name} ({e:?}): CROSSGROTH_CUDA_MSM_AFFINE needs a module built with \
-                 -DMSM_AFFINE_KERNELS=1 (scripts/cuda/build-ptx.sh --variant), loaded with CROSSGROTH_CUDA_CUBIN"
-            ))
-        })?;
-        Ok(Some(AffineKernel { f, chains, block }))
-    }
-}
-
-/// A batch-affine accumulation kernel: one thread runs `chains` chunks.
-struct AffineKernel {
-    f: CudaFunction,
-    chains: usize,
-    block: u32,
 }
 
 /// Partial sums a thread adds in each launch of the trees that reduce the

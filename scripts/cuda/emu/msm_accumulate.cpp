@@ -1,14 +1,15 @@
-// Host run of the MSM accumulation kernels, G1 and G2 (kernels/msm/pippenger.cuh
-// and accumulate_affine.cuh), for scripts/cuda/check_kernels_host.py: reads
-// bases and sorted (bucket, base | sign) entries on stdin, runs the
-// accumulation named on the command line and the levels after it as msm.rs
-// launches them, and prints every bucket (X Y ZZ ZZZ, Montgomery form, hex
+// Host run of the MSM accumulation kernels, G1 and G2 (kernels/msm/pippenger.cuh),
+// for scripts/cuda/check_kernels_host.py: reads bases and sorted (bucket,
+// base | sign) entries on stdin, runs the XYZZ accumulation and the levels
+// after it as msm.rs launches them, and prints every bucket (X Y ZZ ZZZ, Montgomery form, hex
 // limbs, most significant first).
 //
-//   msm_accumulate <g1|g2> <xyzz|affine4|affine8|affine16|affine_s4|affine_s8> L0 L1 < input
+//   msm_accumulate <g1|g2> L0 L1 < input
 //   input: nbases, then per base x then y as hex u32 limbs, little endian (G1:
 //          12 each; G2: 24 each, c0 then c1); nb nentries, then per entry:
 //          key base negate (sorted by key)
+#include <string>
+
 #include "accumulate.h"
 
 // Words of a coordinate: 12 (Fq) or 24 (Fq2: c0 then c1), as 32-bit limbs.
@@ -18,7 +19,7 @@ static u32* words(F& f) {
 }
 
 template <class A, class X, class F>
-static int run(const std::string& kind, u32 L0, u32 L1) {
+static int run(u32 L0, u32 L1) {
     const int W = sizeof(F) / 4;
     unsigned nbases = 0;
     if (scanf("%u", &nbases) != 1) return 2;
@@ -41,10 +42,7 @@ static int run(const std::string& kind, u32 L0, u32 L1) {
     }
     for (unsigned k = 0; k < nb; k++) offsets[k + 1] += offsets[k];
     std::vector<X> buckets(nb, X::inf());
-    if (!emu_accumulate<A, X, F>(kind, bases.data(), entries.data(), offsets.data(), nb, n, L0, L1, buckets.data())) {
-        fprintf(stderr, "unknown kernel %s\n", kind.c_str());
-        return 2;
-    }
+    emu_accumulate(bases.data(), entries.data(), offsets.data(), nb, n, L0, L1, buckets.data());
     for (auto& b : buckets) {
         F* f[4] = {&b.X, &b.Y, &b.ZZ, &b.ZZZ};
         for (int c = 0; c < 4; c++) {
@@ -56,13 +54,12 @@ static int run(const std::string& kind, u32 L0, u32 L1) {
 }
 
 int main(int argc, char** argv) {
-    if (argc != 5) {
-        fprintf(stderr,
-                "usage: msm_accumulate <g1|g2> <xyzz|affine4|affine8|affine16|affine_s4|affine_s8> L0 L1 < input\n");
+    if (argc != 4) {
+        fprintf(stderr, "usage: msm_accumulate <g1|g2> L0 L1 < input\n");
         return 2;
     }
-    const std::string curve = argv[1], kind = argv[2];
-    const u32 L0 = (u32)atoi(argv[3]), L1 = (u32)atoi(argv[4]);
-    if (curve == "g2") return run<g2_affine_t, g2_xyzz_t, fq2_t>(kind, L0, L1);
-    return run<g1_affine_t, g1_xyzz_t, fq_t>(kind, L0, L1);
+    const std::string curve = argv[1];
+    const u32 L0 = (u32)atoi(argv[2]), L1 = (u32)atoi(argv[3]);
+    if (curve == "g2") return run<g2_affine_t, g2_xyzz_t, fq2_t>(L0, L1);
+    return run<g1_affine_t, g1_xyzz_t, fq_t>(L0, L1);
 }

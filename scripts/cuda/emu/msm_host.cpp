@@ -3,7 +3,7 @@
 // scripts/cuda/check_kernels_host.py. The offsets scan (block barriers, warp
 // shuffles: not emulated) is a plain prefix sum here.
 //
-//   msm_host c copies L0 L1 [xyzz|affine4|affine8|affine16|affine_s4|affine_s8] < input
+//   msm_host c copies L0 L1 < input
 //   input: n, then per base 24 hex u32 limbs (x, y; Montgomery form), then per
 //          scalar 8 hex u32 limbs (Montgomery form, as the prover keeps it),
 //          then "density 0" or "density 1" and ceil(n / 64) hex u64 words
@@ -32,11 +32,10 @@ static void sum_to_jacobian(std::vector<g1_xyzz_t> a, u32 groups, u32 len, std::
 }
 
 int main(int argc, char** argv) {
-    if (argc != 5 && argc != 6) {
-        fprintf(stderr, "usage: msm_host c copies L0 L1 [xyzz|affine4|affine8|affine16|affine_s4|affine_s8] < input\n");
+    if (argc != 5) {
+        fprintf(stderr, "usage: msm_host c copies L0 L1 < input\n");
         return 2;
     }
-    const std::string acc = argc == 6 ? argv[5] : "xyzz";
     const u32 c = (u32)atoi(argv[1]), F = (u32)atoi(argv[2]), L0 = (u32)atoi(argv[3]), L1 = (u32)atoi(argv[4]);
     unsigned n = 0;
     if (scanf("%u", &n) != 1 || n == 0) return 2;
@@ -95,10 +94,7 @@ int main(int argc, char** argv) {
         msm_scatter(canon.data(), bidx.data(), n, c, 0, nwin, wset, F, cursor.data(), entries.data());
     });
     std::vector<g1_xyzz_t> buckets(nb, g1_xyzz_t::inf());
-    if (!emu_accumulate<g1_affine_t, g1_xyzz_t, fq_t>(acc, table.data(), entries.data(), offsets.data(), nb, total, L0, L1, buckets.data())) {
-        fprintf(stderr, "unknown accumulation %s\n", acc.c_str());
-        return 2;
-    }
+    emu_accumulate(table.data(), entries.data(), offsets.data(), nb, total, L0, L1, buckets.data());
     const u32 seg = K < 32 ? K : 32, nseg = K / seg;
     std::vector<g1_xyzz_t> segs((size_t)wset * nseg);
     emu_launch(wset * nseg, 64, [&] { msm_bucket_reduce_impl(buckets.data(), K, wset, seg, segs.data()); });
