@@ -39,9 +39,10 @@
 
 // Occupancy of the accumulation kernels (blocks of 128 threads per SM that the
 // register allocation must allow); tuned on an H200 at two for both. G1 has a
-// knob of its own for the next measurement: at three, ptxas gives the sm_90
-// cubin's (inlined) G1 accumulation 168 registers and 84 bytes of spills
-// instead of 212 and none (G2, whose products are Fq2, would spill more).
+// knob of its own: at three, ptxas gives the sm_90 cubin's (inlined) G1
+// accumulation 168 registers and 84 bytes of spills instead of 212 and none,
+// and on the H200 (2026-12-01) its accumulation of a 2^24 MSM on a table took
+// 87.7-90.3 ms against 86.3 ms at two (benches/results/h200-2026-12-01c).
 #ifndef MSM_ACC_MIN_BLOCKS
 #define MSM_ACC_MIN_BLOCKS 2
 #endif
