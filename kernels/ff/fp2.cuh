@@ -24,17 +24,15 @@ struct fq2_t {
         r.c1 = t2 - t0 - t1;
         return r;
     }
-    // 1 / (a + bu) = (a - bu) / (a^2 + b^2); zero stays zero. The norm's
-    // inverse by Fermat (inverse) or by divsteps (inverse_divsteps).
-    __device__ __forceinline__ fq_t norm() const { return c0.sqr() + c1.sqr(); }
-    __device__ __forceinline__ fq2_t conj_times(const fq_t& t) const {
+    // 1 / (a + bu) = (a - bu) / (a^2 + b^2), the norm inverted by divsteps;
+    // zero stays zero.
+    __device__ __forceinline__ fq2_t inverse_divsteps() const {
+        fq_t t = (c0.sqr() + c1.sqr()).inverse_divsteps();
         fq2_t r;
         r.c0 = c0 * t;
         r.c1 = (c1 * t).neg();
         return r;
     }
-    __device__ __forceinline__ fq2_t inverse() const { return conj_times(norm().inverse()); }
-    __device__ __forceinline__ fq2_t inverse_divsteps() const { return conj_times(norm().inverse_divsteps()); }
     // (a + bu)^2 = (a + b)(a - b) + 2ab u
     __device__ __forceinline__ fq2_t sqr() const {
         fq2_t r;

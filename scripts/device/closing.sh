@@ -3,8 +3,9 @@
 # device tool (carry .device and .gl), each within ~9 minutes:
 #
 #   scripts/device/closing.sh checks    every CUDA kernel test (on the sm_90
-#       cubin, then on the PTX), memcheck and racecheck, the WGSL shader tests (WGPU_TEST_LOG, default 16) on every
-#       path, the wgpu G1 MSM at 2^22 on both field paths checked against blst,
+#       cubin, then on the PTX), memcheck and racecheck, the WGSL shader tests
+#       (WGPU_TEST_LOG, default 16) on every path, the wgpu G1 MSM at 2^22 on
+#       both field paths checked against blst,
 #       whole proofs on cuda and both wgpu paths (SHA-256 512 B, chains to 2^20),
 #       crosscheck
 #   scripts/device/closing.sh benches   every crossgroth-cuda benchmark up to
