@@ -5,6 +5,10 @@
 //! this crate keeps the constants and the table layout in one place so the two
 //! cannot drift apart.
 
+pub mod curve;
+
+pub use curve::{Curve, Group, G1, G2};
+
 use blst::*;
 
 /// 2^32-th primitive root of unity of Fr: 7^((r - 1) / 2^32), canonical limbs.
