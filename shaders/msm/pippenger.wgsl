@@ -36,11 +36,12 @@ fn fq_mul_const(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
 // reduction share one entry point and one inlined xyzz_add). prm(5) = mode.
 //
 // Mode 0, bucket accumulation: invocation t = (window w, bucket k) sums the
-// bases whose entries msm/sort.wgsl sorted into the bucket (negating those
-// whose entry has bit 31 set) and writes the XYZZ sum to B4[t]. B1 bases, B2
-// sorted entries (nwin segments of n = prm(0)), B3 counts then cursors (=
-// segment ends), prm(1) = nb, prm(2) = nwin. The sum of a list of bases (the
-// scalars equal to 1) is the same call with host-made counts.
+// bases whose entries are in the bucket (negating those whose entry has bit 31
+// set) and writes the XYZZ sum to B4[t]. B1 bases, B2 entries (nwin segments of
+// n = prm(0)), B3 counts then cursors (= segment ends), prm(1) = nb, prm(2) =
+// nwin. The MSM uses it for the sum of the bases whose scalar is 1, with
+// host-made counts (chunks of that list as buckets); the windows' buckets go
+// through msm_acc_balanced.
 //
 // Mode 1, bucket reduction: invocation (w, s), s < T = prm(3), takes the
 // buckets [lo, lo + L) of window w (lo = s L, L = nb / T) from B4; bucket b
@@ -123,11 +124,11 @@ fn xyzz_ld_B5(slot: u32) -> Xyzz {
   return Xyzz(f_ld_B5(o), f_ld_B5(o + FW), f_ld_B5(o + 2u * FW), f_ld_B5(o + 3u * FW));
 }
 
-// Bucket accumulation for scalars that crowd a few buckets (many equal values):
-// msm_acc's mode 0 gives a bucket's whole run to one invocation, so a bucket
-// holding most of the entries is a chain of that many additions on one thread.
-// Here the work is cut by position instead. A separate entry point, so that
-// msm_acc (and its register allocation) stays as it is for ordinary scalars.
+// The windows' bucket accumulation, cut by position: every invocation adds
+// L sorted entries whatever the bucket sizes, so a bucket crowded by equal
+// scalars costs n / L chained additions instead of the n of one invocation a
+// bucket (msm_acc's mode 0, which also measured slower for uniform scalars). A
+// separate entry point, so that msm_acc keeps its own register allocation.
 // B1 bases, B2 sorted entries (nwin segments of n = prm(0)), B3 counts then
 // segment ends (as for msm_acc), B4 buckets, B5 two partial sums per chunk;
 // prm(1) = nb, prm(2) = nwin, prm(3) = L (entries a chunk), prm(4) = C (chunks

@@ -1,41 +1,49 @@
-//! `WgpuBackend`: resident bases, MSM (G1, G2), NTT and the Groth16 H
-//! polynomial on any wgpu adapter.
+//! `WgpuBackend`: options, resident bases, timing; the MSM, NTT and H
+//! entry points are in msm.rs and ntt.rs.
 
+use std::any::TypeId;
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use blst::*;
+use blst::{blst_p1, blst_p1_affine, blst_p2, blst_p2_affine};
+use crossgroth_gpu_host::{Curve, Group};
 
 use crate::error::WgpuError;
 use crate::gpu::{params, Ctx, Job};
 use crate::shaders::Module;
 
-/// Backend options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How [`WgpuBackend::with_options`] picks its adapter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdapterChoice {
+    /// The adapter at this index of [`crate::probe`]'s list (an engine with
+    /// one worker per adapter opens each this way).
+    Index(usize),
+    /// The first adapter whose name contains this text, ignoring case; a
+    /// discrete GPU first where several match. The crossgroth CLI fills it
+    /// from `CROSSGROTH_WGPU_ADAPTER`.
+    Name(String),
+}
+
+/// Backend options. The defaults are the fastest measured choices; the
+/// crate reads no environment variables, so a caller (the CLI, a test)
+/// maps its own settings to these fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     /// Use the SHADER_INT64 field code (29-bit limbs, u64 accumulators)
     /// where the adapter offers it; otherwise, or when false, the portable
-    /// u32 code (13-bit limbs).
+    /// u32 code (13-bit limbs). Default: true.
     pub allow_int64: bool,
-    /// Use the adapter at this index of [`crate::probe`]'s list instead of the
-    /// preferred one (engines with one worker per adapter open each this way).
-    pub adapter: Option<usize>,
-    /// With SHADER_INT64 in use, build the G2 kernels on it too. Off by
-    /// default: G2's Fq2 values double the registers of every temporary, and on
-    /// the H200 the G2 MSM of 2^18 took 353 ms on the SHADER_INT64 code against
-    /// 124 ms on the portable code (G1: 96 against 186 ms at 2^22, so G1 keeps
-    /// SHADER_INT64). Both give the same words.
+    /// Which adapter to open. Default: None, the preferred one (a discrete
+    /// GPU first, then an integrated, a virtual, another, a CPU one).
+    pub adapter: Option<AdapterChoice>,
+    /// With SHADER_INT64 in use, build the G2 kernels on it too. Default:
+    /// false, because an Fq2 value doubles the registers of every temporary
+    /// and the portable code measured faster for G2 (backends/wgpu/README.md);
+    /// both give the same words.
     pub g2_int64: bool,
-    /// Accumulate each MSM bucket on one invocation (msm_acc) instead of in
-    /// equal chunks of BALANCED_CHUNK sorted entries (msm_acc_balanced). Off
-    /// by default: the chunks keep every invocation equally busy, which on
-    /// the H200 made the G1 MSM of 2^22 uniform scalars faster (SHADER_INT64
-    /// 96.0 -> 76.6 ms, portable 186 -> 170 ms), and a bucket crowded by
-    /// repeated scalars costs n / 64 chained additions instead of n.
-    /// CROSSGROTH_WGPU_MSM_BALANCED=0 turns it on too (for measurements).
-    pub per_bucket_accumulation: bool,
 }
 
 impl Default for Options {
@@ -44,65 +52,28 @@ impl Default for Options {
             allow_int64: true,
             adapter: None,
             g2_int64: false,
-            per_bucket_accumulation: false,
         }
     }
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// G1 bases resident on the device (blst affine, converted to the device's
-/// Montgomery form). Usable only with the backend that uploaded them.
-pub struct G1Bases {
+/// Bases of group `C` ([`crate::G1`] or [`crate::G2`]) resident on the
+/// device, converted to the device's Montgomery form. Usable only with the
+/// backend that uploaded them.
+pub struct Bases<C: Curve> {
     pub(crate) buf: wgpu::Buffer,
     pub(crate) len: usize,
     pub(crate) owner: u64,
+    group: PhantomData<C>,
 }
 
-/// G2 bases resident on the device; see [`G1Bases`].
-pub struct G2Bases {
-    pub(crate) buf: wgpu::Buffer,
-    pub(crate) len: usize,
-    pub(crate) owner: u64,
-}
-
-impl G1Bases {
+impl<C: Curve> Bases<C> {
     pub fn len(&self) -> usize {
         self.len
     }
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-}
-
-impl G2Bases {
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Curve {
-    G1,
-    G2,
-}
-
-impl Curve {
-    /// u32 words per coordinate.
-    pub(crate) fn fw(self) -> u64 {
-        match self {
-            Curve::G1 => 12,
-            Curve::G2 => 24,
-        }
-    }
-    pub(crate) fn module(self) -> Module {
-        match self {
-            Curve::G1 => Module::G1,
-            Curve::G2 => Module::G2,
-        }
     }
 }
 
@@ -112,8 +83,6 @@ pub struct WgpuBackend {
     pub(crate) id: u64,
     guard: Mutex<()>,
     pub(crate) twiddles: Mutex<HashMap<(u32, bool), Arc<wgpu::Buffer>>>,
-    /// See `Options::per_bucket_accumulation`.
-    pub(crate) per_bucket_accumulation: bool,
 }
 
 pub(crate) fn job<'a>(
@@ -137,25 +106,25 @@ pub(crate) fn job<'a>(
 }
 
 impl WgpuBackend {
-    /// The preferred adapter (a discrete GPU first; `CROSSGROTH_WGPU_ADAPTER`
-    /// picks one by name substring), default options.
+    /// The preferred adapter (a discrete GPU first) with the default
+    /// [`Options`].
     pub fn new() -> Result<Self, WgpuError> {
         Self::with_options(Options::default())
     }
 
+    /// The adapter and field code that `opts` choose.
     pub fn with_options(opts: Options) -> Result<Self, WgpuError> {
-        let ctx = Ctx::new(opts.allow_int64, opts.g2_int64, opts.adapter)?;
+        let ctx = Ctx::new(opts.allow_int64, opts.g2_int64, opts.adapter.as_ref())?;
         Ok(WgpuBackend {
             ctx,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             guard: Mutex::new(()),
             twiddles: Mutex::new(HashMap::new()),
-            per_bucket_accumulation: opts.per_bucket_accumulation
-                || std::env::var("CROSSGROTH_WGPU_MSM_BALANCED").as_deref() == Ok("0"),
         })
     }
 
-    /// "NVIDIA H200 (Vulkan, DiscreteGpu, driver ..., SHADER_INT64 unused)".
+    /// "<adapter name> (Vulkan, DiscreteGpu, driver ..., SHADER_INT64 used
+    /// (...), timestamps yes)", for logs and a CLI's backend list.
     pub fn info(&self) -> String {
         let i = &self.ctx.info;
         format!(
@@ -200,24 +169,25 @@ impl WgpuBackend {
     /// Creates every pipeline now (instead of on first use).
     pub fn warm_up(&self) -> Result<(), WgpuError> {
         let _g = self.lock()?;
-        for (m, e) in [
-            (Module::Fr, "fr_mul_const"),
-            (Module::Fr, "fr_bitrev"),
-            (Module::Fr, "fr_ntt_stage"),
-            (Module::Fr, "fr_ntt_stage4"),
-            (Module::Fr, "fr_expand_powers"),
-            (Module::Fr, "fr_scale_powers"),
-            (Module::Fr, "fr_h_combine"),
-            (Module::Sort, "msm_hist"),
-            (Module::Sort, "msm_scan"),
-            (Module::Sort, "msm_scatter"),
-            (Module::G1, "fq_mul_const"),
-            (Module::G2, "fq_mul_const"),
-            (Module::G1, "msm_acc"),
-            (Module::G2, "msm_acc"),
-            (Module::G1, "msm_acc_balanced"),
-            (Module::G2, "msm_acc_balanced"),
-        ] {
+        let fr = [
+            "fr_mul_const",
+            "fr_bitrev",
+            "fr_ntt_stage",
+            "fr_ntt_stage4",
+            "fr_expand_powers",
+            "fr_scale_powers",
+            "fr_h_combine",
+        ];
+        let sort = ["msm_digits", "msm_hist", "msm_scan", "msm_scatter"];
+        let group = ["fq_mul_const", "msm_acc", "msm_acc_balanced"];
+        let all = (fr.iter().map(|&e| (Module::Fr, e)))
+            .chain(sort.iter().map(|&e| (Module::Sort, e)))
+            .chain(
+                [Group::G1, Group::G2]
+                    .iter()
+                    .flat_map(|&g| group.map(|e| (Module::Curve(g), e))),
+            );
+        for (m, e) in all {
             self.ctx.pipeline(m, e)?;
         }
         Ok(())
@@ -272,18 +242,19 @@ impl WgpuBackend {
 
     // ------------------------------------------------------------- bases
 
-    /// Uploads affine points of `curve` (n_fq Fq elements) and converts them
-    /// to the Montgomery form of that curve's module.
-    fn upload_bases(
-        &self,
-        curve: Curve,
-        words: &[u32],
-        n_fq: u64,
-        what: &str,
-    ) -> Result<wgpu::Buffer, WgpuError> {
+    /// Uploads affine points of group `C` (blst's affine type, identity =
+    /// (0, 0)) and converts them to the Montgomery form of that group's shader
+    /// module, where they stay for [`Self::msm`].
+    pub fn upload<C: Curve>(&self, bases: &[C::Affine]) -> Result<Bases<C>, WgpuError> {
+        let what = &format!("{} bases", C::NAME);
+        let _g = self.lock()?;
+        check_count(bases.len(), what)?;
+        let words = affine_words::<C>(bases)?;
         let buf = self.ctx.upload(words, 0, what)?;
+        // two coordinates a point, each FE_WORDS / 6 Fq elements
+        let n_fq = (bases.len() * 2 * C::FE_WORDS / 6) as u64;
         if n_fq > 0 {
-            let m = curve.module();
+            let m = Module::Curve(C::GROUP);
             let k = self.ctx.module_radix(m).fq_k_to_dev();
             self.ctx.run(
                 what,
@@ -297,36 +268,38 @@ impl WgpuBackend {
                 &[],
             )?;
         }
-        Ok(buf)
-    }
-
-    pub fn upload_g1_bases(&self, bases: &[blst_p1_affine]) -> Result<G1Bases, WgpuError> {
-        let _g = self.lock()?;
-        check_count(bases.len(), "G1 bases")?;
-        // SAFETY: blst_p1_affine is repr(C) {blst_fp x, y}, 12 u64 in all.
-        let words =
-            unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const u32, bases.len() * 24) };
-        let buf = self.upload_bases(Curve::G1, words, 2 * bases.len() as u64, "G1 bases")?;
-        Ok(G1Bases {
+        Ok(Bases {
             buf,
             len: bases.len(),
             owner: self.id,
+            group: PhantomData,
         })
     }
+}
 
-    pub fn upload_g2_bases(&self, bases: &[blst_p2_affine]) -> Result<G2Bases, WgpuError> {
-        let _g = self.lock()?;
-        check_count(bases.len(), "G2 bases")?;
-        // SAFETY: blst_p2_affine is repr(C) {blst_fp2 x, y}, 24 u64 in all.
-        let words =
-            unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const u32, bases.len() * 48) };
-        let buf = self.upload_bases(Curve::G2, words, 4 * bases.len() as u64, "G2 bases")?;
-        Ok(G2Bases {
-            buf,
-            len: bases.len(),
-            owner: self.id,
-        })
+/// The points as the u32 words the device takes. The type check makes the
+/// cast sound for any `Curve` impl: only blst's types of `C::GROUP`
+/// (crossgroth-gpu-host's G1 and G2 use them) get through, the point type
+/// too, so that [`WgpuBackend::msm`] can return its result as `C::Point`.
+fn affine_words<C: Curve>(bases: &[C::Affine]) -> Result<&[u32], WgpuError> {
+    let blst = match C::GROUP {
+        Group::G1 => [TypeId::of::<blst_p1_affine>(), TypeId::of::<blst_p1>()],
+        Group::G2 => [TypeId::of::<blst_p2_affine>(), TypeId::of::<blst_p2>()],
+    };
+    if [TypeId::of::<C::Affine>(), TypeId::of::<C::Point>()] != blst {
+        return Err(WgpuError::InvalidInput(format!(
+            "{}: the point types are not blst's",
+            C::NAME
+        )));
     }
+    // SAFETY: C::Affine is blst_p1_affine or blst_p2_affine: repr(C) {x, y},
+    // 2 * FE_WORDS u64 (AFFINE_BYTES bytes), no padding, 8-byte aligned.
+    Ok(unsafe {
+        std::slice::from_raw_parts(
+            bases.as_ptr() as *const u32,
+            bases.len() * C::AFFINE_BYTES / 4,
+        )
+    })
 }
 
 /// Refuses counts too large for the shaders' u32 indices (up to 64 words an item).

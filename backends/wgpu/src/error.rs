@@ -4,7 +4,7 @@ use thiserror::Error;
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum WgpuError {
     /// No usable adapter (no Vulkan/Metal/DX12 driver, none matching
-    /// `CROSSGROTH_WGPU_ADAPTER`, or the device could not be created).
+    /// `Options::adapter`, or the device could not be created).
     #[error("wgpu unavailable: {0}")]
     Unavailable(String),
     /// The caller's input is inconsistent (lengths, sizes, density bitmap).

@@ -7,6 +7,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crossgroth_gpu_host::Group;
+
+use crate::backend::AdapterChoice;
 use crate::error::WgpuError;
 use crate::shaders::{self, Module};
 
@@ -27,8 +30,10 @@ pub struct AdapterInfo {
     pub max_storage_buffer_binding_size: u64,
 }
 
+/// The instance on wgpu's defaults, not its `WGPU_*` environment variables:
+/// the options are the caller's, through [`crate::Options`].
 fn instance() -> wgpu::Instance {
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     // Compute only: the native backends (the GL backend has no compute
     // guarantees worth testing against).
     desc.backends &= wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
@@ -138,37 +143,37 @@ pub(crate) fn params(head: &[u32], konst: &[u32]) -> [u32; 32] {
 }
 
 impl Ctx {
-    pub fn new(allow_int64: bool, g2_int64: bool, index: Option<usize>) -> Result<Ctx, WgpuError> {
+    pub fn new(
+        allow_int64: bool,
+        g2_int64: bool,
+        choice: Option<&AdapterChoice>,
+    ) -> Result<Ctx, WgpuError> {
         let list = catch("adapter enumeration", adapters)?;
         if list.is_empty() {
             return Err(WgpuError::Unavailable(
                 "no Vulkan/Metal/DX12 adapter with compute shaders found".into(),
             ));
         }
-        if let Some(i) = index {
-            if i >= list.len() {
-                return Err(WgpuError::Unavailable(format!(
-                    "no adapter {i}: {} found",
-                    list.len()
-                )));
+        let mut cands: Vec<&wgpu::Adapter> = match choice {
+            None => list.iter().collect(),
+            Some(AdapterChoice::Index(i)) => list.get(*i).into_iter().collect(),
+            Some(AdapterChoice::Name(name)) => {
+                let name = name.to_lowercase();
+                list.iter()
+                    .filter(|a| a.get_info().name.to_lowercase().contains(&name))
+                    .collect()
             }
-        }
-        let want = std::env::var("CROSSGROTH_WGPU_ADAPTER").ok();
-        let mut cands: Vec<&wgpu::Adapter> = list
-            .iter()
-            .enumerate()
-            .filter(|(i, a)| match (index, &want) {
-                (Some(wanted), _) => *i == wanted,
-                (None, Some(w)) => a.get_info().name.to_lowercase().contains(&w.to_lowercase()),
-                (None, None) => true,
-            })
-            .map(|(_, a)| a)
-            .collect();
+        };
         if cands.is_empty() {
             let names: Vec<String> = list.iter().map(|a| a.get_info().name).collect();
+            let wanted = match choice {
+                Some(AdapterChoice::Index(i)) => format!("no adapter {i}"),
+                Some(AdapterChoice::Name(n)) => format!("no adapter name contains {n:?}"),
+                None => "no adapter".into(),
+            };
             return Err(WgpuError::Unavailable(format!(
-                "no adapter matches CROSSGROTH_WGPU_ADAPTER={:?} (found: {})",
-                want.unwrap_or_default(),
+                "{wanted} ({} found: {})",
+                list.len(),
                 names.join(", ")
             )));
         }
@@ -298,7 +303,7 @@ impl Ctx {
     /// Whether module m is built on the SHADER_INT64 field code.
     pub fn module_int64(&self, m: Module) -> bool {
         match m {
-            Module::G2 => self.g2_int64,
+            Module::Curve(Group::G2) => self.g2_int64,
             _ => self.int64,
         }
     }

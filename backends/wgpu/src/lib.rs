@@ -3,8 +3,11 @@
 //! adapter (software Vulkan such as Mesa's lavapipe included).
 //!
 //! The vocabulary is blst's `repr(C)` types and plain slices; nothing here
-//! knows Groth16. Every entry point returns [`WgpuError`] and never panics; on
-//! a machine without an adapter [`WgpuBackend::new`] returns
+//! knows Groth16. The MSM and its bases are written once, generic over the
+//! group ([`G1`], [`G2`]): [`WgpuBackend::upload`], then [`WgpuBackend::msm`].
+//! The crate reads no environment variables: [`Options`] carries every
+//! choice. Every entry point returns [`WgpuError`] and never panics; on a
+//! machine without an adapter [`WgpuBackend::new`] returns
 //! `WgpuError::Unavailable`. The WGSL lives in `shaders/` (ff/, ec/, msm/,
 //! ntt/), is embedded with `include_str!`, and is compiled once per backend,
 //! each pipeline on first use (or all at once with [`WgpuBackend::warm_up`]).
@@ -24,7 +27,8 @@ mod msm_plan;
 mod ntt;
 mod shaders;
 
-pub use backend::{G1Bases, G2Bases, Options, WgpuBackend};
+pub use backend::{AdapterChoice, Bases, Options, WgpuBackend};
+pub use crossgroth_gpu_host::{Curve, G1, G2};
 pub use error::WgpuError;
 pub use gpu::AdapterInfo;
 

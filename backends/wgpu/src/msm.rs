@@ -1,10 +1,13 @@
-//! Pippenger MSM over G1 and G2 (shaders/msm/): the host splits off scalars 0
-//! and 1, the device cuts signed digits, sorts them into buckets, sums and
-//! reduces the buckets, and the host folds the window sums.
+//! Pippenger MSM, written once for both groups (shaders/msm/): the host
+//! splits off scalars 0 and 1, the device cuts signed digits, sorts them into
+//! buckets, sums and reduces the buckets, and the host folds the window sums.
+
+use std::any::Any;
 
 use blst::*;
+use crossgroth_gpu_host::{Curve, Group, G1, G2};
 
-use crate::backend::{job, Curve, G1Bases, G2Bases, WgpuBackend};
+use crate::backend::{job, Bases, WgpuBackend};
 use crate::error::WgpuError;
 use crate::gpu::params;
 use crate::host;
@@ -19,66 +22,94 @@ struct MsmOut {
     ones: Vec<u32>,
 }
 
-fn fp_mul(a: &blst_fp, b: &blst_fp) -> blst_fp {
-    let mut r = blst_fp::default();
-    unsafe { blst_fp_mul(&mut r, a, b) };
-    r
+/// The host's arithmetic on a group's points, for the fold of the device's
+/// window sums: blst's base field and point types, one impl a group, so that
+/// the conversion and the fold are written once.
+trait HostPoints: Curve {
+    /// Fq or Fq2 (blst Montgomery form).
+    type Fe: Copy;
+    /// One field element from its 2 * FE_WORDS u32 words.
+    fn fe(words: &[u32]) -> Self::Fe;
+    fn mul(a: &Self::Fe, b: &Self::Fe) -> Self::Fe;
+    fn sqr(a: &Self::Fe) -> Self::Fe;
+    /// The Jacobian point (x, y, z).
+    fn jacobian(x: Self::Fe, y: Self::Fe, z: Self::Fe) -> Self::Point;
+    /// acc += p.
+    fn add(acc: &mut Self::Point, p: &Self::Point);
 }
-fn fp_sqr(a: &blst_fp) -> blst_fp {
-    let mut r = blst_fp::default();
-    unsafe { blst_fp_sqr(&mut r, a) };
-    r
-}
-fn fp2_of(w: &[u32]) -> blst_fp2 {
-    blst_fp2 {
-        fp: [host::words_to_fp(&w[0..12]), host::words_to_fp(&w[12..24])],
+
+impl HostPoints for G1 {
+    type Fe = blst_fp;
+    fn fe(w: &[u32]) -> blst_fp {
+        host::words_to_fp(w)
+    }
+    fn mul(a: &blst_fp, b: &blst_fp) -> blst_fp {
+        let mut r = blst_fp::default();
+        // SAFETY: valid field elements in, r out.
+        unsafe { blst_fp_mul(&mut r, a, b) };
+        r
+    }
+    fn sqr(a: &blst_fp) -> blst_fp {
+        let mut r = blst_fp::default();
+        // SAFETY: as above.
+        unsafe { blst_fp_sqr(&mut r, a) };
+        r
+    }
+    fn jacobian(x: blst_fp, y: blst_fp, z: blst_fp) -> blst_p1 {
+        blst_p1 { x, y, z }
+    }
+    fn add(acc: &mut blst_p1, p: &blst_p1) {
+        // SAFETY: valid points in; blst allows the output to alias an input.
+        unsafe { blst_p1_add_or_double(acc, acc, p) }
     }
 }
-fn fp2_mul(a: &blst_fp2, b: &blst_fp2) -> blst_fp2 {
-    let mut r = blst_fp2::default();
-    unsafe { blst_fp2_mul(&mut r, a, b) };
-    r
-}
-fn fp2_sqr(a: &blst_fp2) -> blst_fp2 {
-    let mut r = blst_fp2::default();
-    unsafe { blst_fp2_sqr(&mut r, a) };
-    r
+
+impl HostPoints for G2 {
+    type Fe = blst_fp2;
+    fn fe(w: &[u32]) -> blst_fp2 {
+        blst_fp2 {
+            fp: [host::words_to_fp(&w[0..12]), host::words_to_fp(&w[12..24])],
+        }
+    }
+    fn mul(a: &blst_fp2, b: &blst_fp2) -> blst_fp2 {
+        let mut r = blst_fp2::default();
+        // SAFETY: valid field elements in, r out.
+        unsafe { blst_fp2_mul(&mut r, a, b) };
+        r
+    }
+    fn sqr(a: &blst_fp2) -> blst_fp2 {
+        let mut r = blst_fp2::default();
+        // SAFETY: as above.
+        unsafe { blst_fp2_sqr(&mut r, a) };
+        r
+    }
+    fn jacobian(x: blst_fp2, y: blst_fp2, z: blst_fp2) -> blst_p2 {
+        blst_p2 { x, y, z }
+    }
+    fn add(acc: &mut blst_p2, p: &blst_p2) {
+        // SAFETY: valid points in; blst allows the output to alias an input.
+        unsafe { blst_p2_add_or_double(acc, acc, p) }
+    }
 }
 
 /// XYZZ (blst Montgomery form) -> Jacobian: (X ZZ^2, Y ZZZ^2, ZZZ).
-fn p1_of_xyzz(w: &[u32]) -> blst_p1 {
-    let (x, y) = (host::words_to_fp(&w[0..12]), host::words_to_fp(&w[12..24]));
-    let (zz, zzz) = (host::words_to_fp(&w[24..36]), host::words_to_fp(&w[36..48]));
-    blst_p1 {
-        x: fp_mul(&x, &fp_sqr(&zz)),
-        y: fp_mul(&y, &fp_sqr(&zzz)),
-        z: zzz,
-    }
-}
-fn p2_of_xyzz(w: &[u32]) -> blst_p2 {
-    let (x, y) = (fp2_of(&w[0..24]), fp2_of(&w[24..48]));
-    let (zz, zzz) = (fp2_of(&w[48..72]), fp2_of(&w[72..96]));
-    blst_p2 {
-        x: fp2_mul(&x, &fp2_sqr(&zz)),
-        y: fp2_mul(&y, &fp2_sqr(&zzz)),
-        z: zzz,
-    }
+fn of_xyzz<H: HostPoints>(w: &[u32]) -> H::Point {
+    let fw = 2 * H::FE_WORDS;
+    let fe = |i: usize| H::fe(&w[i * fw..(i + 1) * fw]);
+    let (x, y, zz, zzz) = (fe(0), fe(1), fe(2), fe(3));
+    H::jacobian(H::mul(&x, &H::sqr(&zz)), H::mul(&y, &H::sqr(&zzz)), zzz)
 }
 
 /// The MSM from the device's output: Σ_w 2^(c w) (sum of window w's points),
-/// plus the ones' partial sums. The window sums, ~2^(c-6) point additions each
-/// (1024 at c = 16, a few milliseconds in all on one core), run on several host
-/// threads; then c doublings a window, highest window first.
-fn fold<P: Copy + Default + Send>(
-    out: &MsmOut,
-    point_words: usize,
-    of_xyzz: fn(&[u32]) -> P,
-    add: fn(&mut P, &P),
-) -> P {
+/// plus the ones' partial sums. The window sums, ~2^(c-6) point additions
+/// each, run on several host threads (they are the fold's bulk); then c
+/// doublings a window, highest window first.
+fn fold<H: HostPoints>(out: &MsmOut) -> H::Point {
+    let add = H::add;
     let sum = |words: &[u32]| {
-        let mut acc = P::default();
-        for w in words.chunks_exact(point_words) {
-            add(&mut acc, &of_xyzz(w));
+        let mut acc = H::Point::default();
+        for w in words.chunks_exact(8 * H::FE_WORDS) {
+            add(&mut acc, &of_xyzz::<H>(w));
         }
         acc
     };
@@ -87,7 +118,7 @@ fn fold<P: Copy + Default + Send>(
         .min(out.windows.len())
         .max(1);
     let per = out.windows.len().div_ceil(threads).max(1);
-    let mut sums = vec![P::default(); out.windows.len()];
+    let mut sums = vec![H::Point::default(); out.windows.len()];
     std::thread::scope(|sc| {
         for (dst, src) in sums.chunks_mut(per).zip(out.windows.chunks(per)) {
             sc.spawn(move || {
@@ -97,7 +128,7 @@ fn fold<P: Copy + Default + Send>(
             });
         }
     });
-    let mut acc = P::default();
+    let mut acc = H::Point::default();
     for s in sums.iter().rev() {
         for _ in 0..out.c {
             let a = acc;
@@ -109,91 +140,65 @@ fn fold<P: Copy + Default + Send>(
     acc
 }
 
+/// `value` as the type `U` that it is: a group's blst point named through
+/// `Curve::Point`. None for another type (a `Curve` impl with other types).
+fn same_type<T: 'static, U: Copy + 'static>(value: T) -> Option<U> {
+    (&value as &dyn Any).downcast_ref::<U>().copied()
+}
+
 impl WgpuBackend {
     // ------------------------------------------------------------- MSM
 
-    /// Σ scalars[i] · bases[rank(i)] over G1.
+    /// Σ scalars[i] · bases[first + rank(i)] over group `C`.
     ///
-    /// Without a density, rank(i) = i and `scalars.len() <= bases.len()`.
-    /// With a density bitmap (bit i of word i / 64 set = variable i included),
-    /// `scalars` holds one value per variable, variables whose bit is clear are
-    /// skipped, and an included variable uses base number rank(i) = number of
-    /// included variables before i (bellperson's layout). The bitmap must
-    /// cover `scalars.len()` bits; bits beyond it are ignored. Scalars are
-    /// blst_fr in Montgomery form; scalars 0 and 1 never reach the buckets.
-    pub fn msm_g1(
+    /// Without a density, rank(i) = i and `scalars.len() <= bases.len() -
+    /// first`. With a density bitmap (bit i of word i / 64 set = variable i
+    /// included), `scalars` holds one value per variable, variables whose bit
+    /// is clear are skipped, and an included variable uses base number
+    /// first + rank(i), rank(i) = number of included variables before i
+    /// (bellperson's layout). The bitmap must cover `scalars.len()` bits; bits
+    /// beyond it are ignored. `first` lets the part of an assignment whose
+    /// bases follow another part's use them without a copy of its scalars.
+    /// Scalars are blst_fr in Montgomery form; scalars 0 and 1 never reach
+    /// the buckets.
+    pub fn msm<C: Curve>(
         &self,
-        bases: &G1Bases,
-        scalars: &[blst_fr],
-        density: Option<&[u64]>,
-    ) -> Result<blst_p1, WgpuError> {
-        self.msm_g1_from(bases, 0, scalars, density)
-    }
-
-    /// [`Self::msm_g1`] over the bases from number `first` on (rank(i) counts
-    /// from there): the part of an assignment whose bases follow another
-    /// part's, without a copy of its scalars.
-    pub fn msm_g1_from(
-        &self,
-        bases: &G1Bases,
+        bases: &Bases<C>,
         first: usize,
         scalars: &[blst_fr],
         density: Option<&[u64]>,
-    ) -> Result<blst_p1, WgpuError> {
+    ) -> Result<C::Point, WgpuError> {
         if bases.owner != self.id {
-            return Err(WgpuError::InvalidInput(
-                "msm_g1: the bases were uploaded by another backend".into(),
-            ));
+            return Err(WgpuError::InvalidInput(format!(
+                "msm: the {} bases were uploaded by another backend",
+                C::NAME
+            )));
         }
-        let out = self.msm(Curve::G1, (&bases.buf, bases.len), first, scalars, density)?;
-        Ok(fold(&out, 48, p1_of_xyzz, |a, b| unsafe {
-            blst_p1_add_or_double(a, a, b)
-        }))
-    }
-
-    /// Σ scalars[i] · bases[rank(i)] over G2; see [`Self::msm_g1`].
-    pub fn msm_g2(
-        &self,
-        bases: &G2Bases,
-        scalars: &[blst_fr],
-        density: Option<&[u64]>,
-    ) -> Result<blst_p2, WgpuError> {
-        self.msm_g2_from(bases, 0, scalars, density)
-    }
-
-    /// [`Self::msm_g2`] over the bases from number `first` on (rank(i) counts
-    /// from there): the part of an assignment whose bases follow another
-    /// part's, without a copy of its scalars.
-    pub fn msm_g2_from(
-        &self,
-        bases: &G2Bases,
-        first: usize,
-        scalars: &[blst_fr],
-        density: Option<&[u64]>,
-    ) -> Result<blst_p2, WgpuError> {
-        if bases.owner != self.id {
-            return Err(WgpuError::InvalidInput(
-                "msm_g2: the bases were uploaded by another backend".into(),
-            ));
+        let out = self.window_sums(bases, first, scalars, density)?;
+        match C::GROUP {
+            Group::G1 => same_type(fold::<G1>(&out)),
+            Group::G2 => same_type(fold::<G2>(&out)),
         }
-        let out = self.msm(Curve::G2, (&bases.buf, bases.len), first, scalars, density)?;
-        Ok(fold(&out, 96, p2_of_xyzz, |a, b| unsafe {
-            blst_p2_add_or_double(a, a, b)
-        }))
+        .ok_or_else(|| {
+            WgpuError::InvalidInput(format!("msm: the {} point type is not blst's", C::NAME))
+        })
     }
 
-    fn msm(
+    /// The device part of [`Self::msm`]: the window sums and the ones' sums.
+    fn window_sums<C: Curve>(
         &self,
-        curve: Curve,
-        (bases, nbases): (&wgpu::Buffer, usize),
+        bases: &Bases<C>,
         first: usize,
         scalars: &[blst_fr],
         density: Option<&[u64]>,
     ) -> Result<MsmOut, WgpuError> {
+        let nbases = bases.len;
+        let bases = &bases.buf;
         let Split { idx, sc, ones } = split_scalars(scalars, density, nbases, first)?;
-        let fw = curve.fw();
+        // u32 words a coordinate and a point
+        let fw = 2 * C::FE_WORDS as u64;
         let pt_words = 4 * fw;
-        let m = curve.module();
+        let m = Module::Curve(C::GROUP);
         let _g = self.lock()?;
         let mut out = MsmOut {
             c: 0,
@@ -218,14 +223,9 @@ impl WgpuBackend {
                 .max_storage_buffer_binding_size
                 .min(self.ctx.limits.max_buffer_size)
                 .min(1 << 28);
-            // Equal chunks of sorted entries (Options::per_bucket_accumulation).
-            let balanced = !self.per_bucket_accumulation;
+            // the buckets are summed in equal chunks of sorted entries
             let chunks = n.div_ceil(BALANCED_CHUNK);
-            let partial_bytes = if balanced {
-                2 * chunks * pt_words * 4
-            } else {
-                0
-            };
+            let partial_bytes = 2 * chunks * pt_words * 4;
             let per_win = (n * 8)
                 .max(nb * pt_words * 4)
                 .max(2 * nb * 4)
@@ -256,11 +256,7 @@ impl WgpuBackend {
                 let res = self
                     .ctx
                     .storage(nw * t_per * pt_words * 4, "msm window sums")?;
-                let partials = if balanced {
-                    Some(self.ctx.storage(nw * partial_bytes, "msm chunk sums")?)
-                } else {
-                    None
-                };
+                let partials = self.ctx.storage(nw * partial_bytes, "msm chunk sums")?;
                 let sp = params(&[n as u32, c, nb as u32, w0, nw as u32], &[]);
                 let mut jobs = vec![
                     job(
@@ -286,12 +282,12 @@ impl WgpuBackend {
                         n,
                     ),
                 ];
-                if let Some(partials) = &partials {
-                    let balanced_params = |mode: u32| {
-                        let (l, nc) = (BALANCED_CHUNK as u32, chunks as u32);
-                        params(&[n as u32, nb as u32, nw as u32, l, nc, mode], &[])
-                    };
-                    jobs.push(job(
+                let balanced_params = |mode: u32| {
+                    let (l, nc) = (BALANCED_CHUNK as u32, chunks as u32);
+                    params(&[n as u32, nb as u32, nw as u32, l, nc, mode], &[])
+                };
+                jobs.extend([
+                    job(
                         m,
                         "msm_acc_balanced",
                         balanced_params(2),
@@ -300,27 +296,17 @@ impl WgpuBackend {
                             (2, &sorted),
                             (3, &counts),
                             (4, &buckets),
-                            (5, partials),
+                            (5, &partials),
                         ],
                         nw * chunks,
-                    ));
-                    jobs.push(job(
+                    ),
+                    job(
                         m,
                         "msm_acc_balanced",
                         balanced_params(3),
-                        &[(3, &counts), (4, &buckets), (5, partials)],
+                        &[(3, &counts), (4, &buckets), (5, &partials)],
                         nw * nb,
-                    ));
-                } else {
-                    jobs.push(job(
-                        m,
-                        "msm_acc",
-                        params(&[n as u32, nb as u32, nw as u32, 0, 0, 0], &[]),
-                        &[(1, bases), (2, &sorted), (3, &counts), (4, &buckets)],
-                        nw * nb,
-                    ));
-                }
-                jobs.extend([
+                    ),
                     job(
                         m,
                         "msm_acc",
@@ -393,8 +379,9 @@ impl WgpuBackend {
 
 #[cfg(test)]
 mod tests {
-    use super::{fold, p1_of_xyzz, MsmOut};
+    use super::{fold, MsmOut};
     use blst::*;
+    use crossgroth_gpu_host::G1;
 
     fn fp_words(f: &blst_fp) -> Vec<u32> {
         f.l.iter()
@@ -447,9 +434,7 @@ mod tests {
             out.ones.extend(xw);
             unsafe { blst_p1_add_or_double(&mut expected, &expected, &p) };
         }
-        let got = fold(&out, 48, p1_of_xyzz, |a, b| unsafe {
-            blst_p1_add_or_double(a, a, b)
-        });
+        let got = fold::<G1>(&out);
         assert!(unsafe { blst_p1_is_equal(&got, &expected) });
         // an empty MSM folds to the identity
         let none = MsmOut {
@@ -457,9 +442,7 @@ mod tests {
             windows: Vec::new(),
             ones: Vec::new(),
         };
-        let got = fold(&none, 48, p1_of_xyzz, |a, b| unsafe {
-            blst_p1_add_or_double(a, a, b)
-        });
+        let got = fold::<G1>(&none);
         assert!(unsafe { blst_p1_is_inf(&got) });
     }
 }

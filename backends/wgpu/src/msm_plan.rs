@@ -1,6 +1,6 @@
 //! The MSM's host side before the device pass: the scalars split into zeros
 //! (dropped), ones (summed apart) and the rest, the window size (a cost model
-//! fitted to the H200) and the chunk length of the balanced accumulation.
+//! fitted to measurements) and the chunk length of the bucket accumulation.
 
 use blst::blst_fr;
 
@@ -171,20 +171,17 @@ fn on_threads<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<
     })
 }
 
-/// Entries a chunk of the balanced accumulation (msm_acc_balanced) adds: a
+/// Entries a chunk of the bucket accumulation (msm_acc_balanced) adds: a
 /// bucket holding all n entries of a window costs n / BALANCED_CHUNK chained
 /// additions instead of n.
 pub(crate) const BALANCED_CHUNK: u64 = 64;
 
-/// Window size for an MSM of `n` bucketed terms, by a cost model fitted to the
-/// H200 (2026-11-29): a bucket addition costs ~1.9 ns of the whole GPU's time when
-/// many threads add at once, but ~17 µs in one thread's chain, and every bucket is
-/// summed by one thread. So besides the additions (windows · n) and the bucket
-/// reduction (windows · 2^(c-1) buckets), the model counts the longest chain: the
-/// average bucket load, or the load of the top window, whose digits only reach
-/// about r / 2^(c (windows - 1)) (for some c just the final carry). With unsigned
-/// digits and c = 14, that window had 7 buckets at n = 2^16: 273 ms against 30 ms
-/// at 2^18.
+/// Window size for an MSM of `n` bucketed terms: the c of least modelled
+/// cost, counting the additions (windows · n), the bucket reduction (windows ·
+/// 2^(c-1) buckets) and the longest chain of additions on one thread (the
+/// average bucket load, or the top window's, whose digits reach only about
+/// r / 2^(c (windows - 1))); the constants (ns) are fitted to measurements
+/// (backends/wgpu/README.md, "Signed digits and the window size").
 pub(crate) fn window_bits(n: u64) -> u32 {
     const LOG2_R: f64 = 254.857; // log2 of the scalar field's order
     let n = n as f64;

@@ -71,13 +71,11 @@ impl WgpuBackend {
             n,
         ));
         // Stages two at a time (radix 4: half the passes over the data), the
-        // last one alone when log_n is odd; CROSSGROTH_WGPU_NTT_RADIX=2 takes
-        // them one at a time (for measuring).
-        let pair = std::env::var("CROSSGROTH_WGPU_NTT_RADIX").as_deref() != Ok("2");
+        // last one alone when log_n is odd.
         let mut s = 0;
         while s < log_n {
             // two stages a pass (n / 4 butterflies of radix 4) or one (n / 2)
-            let (kernel, stages) = if pair && s + 1 < log_n {
+            let (kernel, stages) = if s + 1 < log_n {
                 ("fr_ntt_stage4", 2)
             } else {
                 ("fr_ntt_stage", 1)

@@ -1,5 +1,7 @@
 //! WGSL sources (embedded from `shaders/`) and their assembly into modules.
 
+use crossgroth_gpu_host::Group;
+
 /// The shader modules; each is compiled once per backend, on first use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Module {
@@ -7,10 +9,9 @@ pub(crate) enum Module {
     Fr,
     /// Pippenger's counting sort (no field code).
     Sort,
-    /// Fq, G1 points, Pippenger buckets/reduction.
-    G1,
-    /// Fq, Fq2, G2 points, Pippenger buckets/reduction.
-    G2,
+    /// A group's field (Fq; for G2 also Fq2), points, Pippenger's bucket
+    /// sums and reduction.
+    Curve(Group),
 }
 
 impl Module {
@@ -18,8 +19,8 @@ impl Module {
         match self {
             Module::Fr => "fr",
             Module::Sort => "msm_sort",
-            Module::G1 => "g1",
-            Module::G2 => "g2",
+            Module::Curve(Group::G1) => "g1",
+            Module::Curve(Group::G2) => "g2",
         }
     }
 }
@@ -40,29 +41,23 @@ pub const PIPPENGER: &str = include_str!("../../../shaders/msm/pippenger.wgsl");
 /// `{f}_ld_Bk` / `{f}_st_Bk` for the five storage buffers: a field element of
 /// `words` u32 at word offset `o` (straight-line, no loops).
 fn accessors(f: &str, ty: &str, words: usize) -> String {
+    // word i of the element at o in buffer k
+    let word = |k: usize, i: usize| {
+        if i == 0 {
+            format!("B{k}[o]")
+        } else {
+            format!("B{k}[o + {i}u]")
+        }
+    };
     let mut s = String::new();
     for k in 1..=5 {
-        let ld: Vec<String> = (0..words)
-            .map(|i| {
-                if i == 0 {
-                    format!("B{k}[o]")
-                } else {
-                    format!("B{k}[o + {i}u]")
-                }
-            })
-            .collect();
+        let ld: Vec<String> = (0..words).map(|i| word(k, i)).collect();
         s += &format!(
             "fn {f}_ld_B{k}(o: u32) -> {ty} {{ return {f}_from_words(array<u32, {words}>({})); }}\n",
             ld.join(", ")
         );
         let st: Vec<String> = (0..words)
-            .map(|i| {
-                if i == 0 {
-                    format!("B{k}[o] = w[0];")
-                } else {
-                    format!("B{k}[o + {i}u] = w[{i}];")
-                }
-            })
+            .map(|i| format!("{} = w[{i}];", word(k, i)))
             .collect();
         s += &format!(
             "fn {f}_st_B{k}(o: u32, a: {ty}) {{ let w = {f}_to_words(a); {} }}\n",
@@ -72,10 +67,12 @@ fn accessors(f: &str, ty: &str, words: usize) -> String {
     s
 }
 
-fn curve_accessors(g2: bool) -> String {
+/// `f_ld_Bk` / `f_st_Bk`: the group's base-field element (Fq or Fq2) over
+/// the Fq accessors, so that ec/ and msm/ are written once for both groups.
+fn curve_accessors(group: Group) -> String {
     let mut s = String::new();
     for k in 1..=5 {
-        if g2 {
+        if group == Group::G2 {
             s += &format!(
                 "fn f_ld_B{k}(o: u32) -> F {{ return Fq2(fq_ld_B{k}(o), fq_ld_B{k}(o + 12u)); }}\n\
                  fn f_st_B{k}(o: u32, a: F) {{ fq_st_B{k}(o, a.c0); fq_st_B{k}(o + 12u, a.c1); }}\n"
@@ -97,26 +94,16 @@ pub(crate) fn source(m: Module, int64: bool) -> String {
     match m {
         Module::Fr => [BINDINGS, fr, &accessors("fr", "Fr", 8), NTT].join("\n"),
         Module::Sort => SORT.to_string(),
-        Module::G1 => [
-            BINDINGS,
-            fq,
-            &accessors("fq", "Fq", 12),
-            G1,
-            &curve_accessors(false),
-            XYZZ,
-            PIPPENGER,
-        ]
-        .join("\n"),
-        Module::G2 => [
-            BINDINGS,
-            fq,
-            &accessors("fq", "Fq", 12),
-            FQ2,
-            G2,
-            &curve_accessors(true),
-            XYZZ,
-            PIPPENGER,
-        ]
-        .join("\n"),
+        Module::Curve(group) => {
+            let fq_acc = accessors("fq", "Fq", 12);
+            let curve_acc = curve_accessors(group);
+            let mut parts = vec![BINDINGS, fq, &fq_acc];
+            parts.extend(match group {
+                Group::G1 => [G1].as_slice(),
+                Group::G2 => [FQ2, G2].as_slice(),
+            });
+            parts.extend([&curve_acc[..], XYZZ, PIPPENGER]);
+            parts.join("\n")
+        }
     }
 }

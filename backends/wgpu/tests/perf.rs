@@ -5,21 +5,59 @@
 //! field path must give the same words.
 //!
 //! `cargo test --release -p crossgroth-wgpu --test perf -- --ignored --nocapture`
-//! Env: CROSSGROTH_PERF_THREADS (default 2^17), CROSSGROTH_PERF_ITERS (64),
-//! CROSSGROTH_PERF_REPS (5), CROSSGROTH_PERF_KERNELS (mulchain,addchain),
-//! CROSSGROTH_PERF_VARIANTS (comma-separated labels; default all),
-//! CROSSGROTH_WGPU_ADAPTER (adapter name substring).
+//! Settings: see [`Settings`] (backends/wgpu/README.md lists them too).
 
 mod common;
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 use std::time::Instant;
 
-fn env_u(name: &str, d: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(d)
+/// The developer settings of this target, from the environment (the only
+/// place it reads them; scripts/device/run.sh sets some).
+struct Settings {
+    /// CROSSGROTH_PERF_THREADS (default 2^17): invocations of a chain kernel.
+    threads: u64,
+    /// CROSSGROTH_PERF_ITERS (64): additions of a chain (x 16 multiplications).
+    iters: u64,
+    /// CROSSGROTH_PERF_REPS (5): timed runs of a chain kernel.
+    reps: u64,
+    /// CROSSGROTH_PERF_KERNELS (mulchain,addchain).
+    kernels: String,
+    /// CROSSGROTH_PERF_VARIANTS: comma-separated labels (default all).
+    variants: Option<String>,
+    /// CROSSGROTH_PERF_MSM_LOGS (10,12): `msm_g1_timed`'s sizes, log2.
+    msm_logs: Vec<u32>,
+    /// CROSSGROTH_PERF_MSM_REPS (2): timed runs an MSM size.
+    msm_reps: u64,
+    /// CROSSGROTH_WGPU_TEST_PATHS: both (default) | int64 | portable.
+    paths: String,
+    /// CROSSGROTH_WGPU_ADAPTER: the adapter by name, as `Options::adapter`.
+    adapter: Option<String>,
+}
+
+/// The settings, read once, after `common::skip_llvm_optimiser` (so that
+/// every test that reads them runs it before its first wgpu call).
+fn settings() -> &'static Settings {
+    static S: OnceLock<Settings> = OnceLock::new();
+    S.get_or_init(|| {
+        common::skip_llvm_optimiser();
+        Settings {
+            threads: common::parsed("CROSSGROTH_PERF_THREADS", 1 << 17),
+            iters: common::parsed("CROSSGROTH_PERF_ITERS", 64),
+            reps: common::parsed("CROSSGROTH_PERF_REPS", 5),
+            kernels: common::var("CROSSGROTH_PERF_KERNELS").unwrap_or("mulchain,addchain".into()),
+            variants: common::var("CROSSGROTH_PERF_VARIANTS"),
+            msm_logs: common::var("CROSSGROTH_PERF_MSM_LOGS")
+                .unwrap_or("10,12".into())
+                .split(',')
+                .map(|x| x.trim().parse().unwrap())
+                .collect(),
+            msm_reps: common::parsed("CROSSGROTH_PERF_MSM_REPS", 2),
+            paths: common::var("CROSSGROTH_WGPU_TEST_PATHS").unwrap_or_default(),
+            adapter: common::var("CROSSGROTH_WGPU_ADAPTER"),
+        }
+    })
 }
 
 fn read(rel: &str) -> String {
@@ -39,10 +77,7 @@ struct Gpu {
 }
 
 fn gpu() -> Option<Gpu> {
-    if std::env::var_os("GALLIVM_PERF").is_none() {
-        std::env::set_var("GALLIVM_PERF", "nopt");
-    }
-    let a = common::preferred_adapter()?;
+    let a = common::preferred_adapter(settings().adapter.as_deref())?;
     let int64 = a.features().contains(wgpu::Features::SHADER_INT64);
     let mut features = wgpu::Features::empty();
     if int64 {
@@ -124,7 +159,7 @@ struct Variant {
 
 /// The two field paths with the point code of shaders/ec/xyzz.wgsl. (The
 /// unpacked portable field code and the earlier point code that this test
-/// compared in 2026-11 are in git history: see backends/wgpu/README.md.)
+/// compared are in git history: see backends/wgpu/README.md.)
 fn variants() -> Vec<Variant> {
     [
         ("int64", "shaders/ff/fq64.wgsl", true),
@@ -180,8 +215,8 @@ fn inputs(n: usize) -> Vec<u32> {
     v
 }
 
-/// (words out, seconds of the best of `CROSSGROTH_PERF_REPS` (5) timed runs
-/// after an untimed one, seconds to build the pipeline)
+/// (words out, seconds of the best of `Settings::reps` timed runs after an
+/// untimed one, seconds to build the pipeline)
 fn run(
     g: &Gpu,
     src: &str,
@@ -257,7 +292,7 @@ fn run(
             },
         ],
     });
-    let reps = env_u("CROSSGROTH_PERF_REPS", 5);
+    let reps = settings().reps;
     let mut secs = f64::INFINITY;
     for rep in 0..=reps {
         let mut enc = g.device.create_command_encoder(&Default::default());
@@ -291,10 +326,10 @@ fn field_and_point_throughput() {
         eprintln!("*** SKIPPED: no adapter");
         return;
     };
-    let n = env_u("CROSSGROTH_PERF_THREADS", 1 << 17) as u32;
-    let iters = env_u("CROSSGROTH_PERF_ITERS", 64) as u32;
-    let only = std::env::var("CROSSGROTH_PERF_VARIANTS").ok();
-    let kernels = std::env::var("CROSSGROTH_PERF_KERNELS").unwrap_or("mulchain,addchain".into());
+    let n = settings().threads as u32;
+    let iters = settings().iters as u32;
+    let only = &settings().variants;
+    let kernels = &settings().kernels;
     eprintln!(
         "adapter: {} (SHADER_INT64: {}), {n} invocations x {iters}",
         g.name, g.int64
@@ -305,7 +340,7 @@ fn field_and_point_throughput() {
         if v.int64 && !g.int64 {
             continue;
         }
-        if let Some(o) = &only {
+        if let Some(o) = only {
             if !o.split(',').any(|x| x == v.label) {
                 continue;
             }
@@ -352,16 +387,10 @@ fn scalar_bytes(s: &blst::blst_fr) -> [u8; 32] {
 #[ignore]
 fn msm_g1_timed() {
     use blst::*;
-    if std::env::var_os("GALLIVM_PERF").is_none() {
-        std::env::set_var("GALLIVM_PERF", "nopt");
-    }
-    let logs: Vec<u32> = std::env::var("CROSSGROTH_PERF_MSM_LOGS")
-        .unwrap_or("10,12".into())
-        .split(',')
-        .map(|x| x.trim().parse().unwrap())
-        .collect();
-    let reps = env_u("CROSSGROTH_PERF_MSM_REPS", 2);
-    let paths = std::env::var("CROSSGROTH_WGPU_TEST_PATHS").unwrap_or_default();
+    use crossgroth_wgpu::{AdapterChoice, Options, G1};
+    let logs = &settings().msm_logs;
+    let reps = settings().msm_reps;
+    let paths = settings().paths.as_str();
     let maxn = 1usize << logs.iter().max().unwrap();
     let mut s = 0x2545f4914f6cdd1du64;
     let mut next = || {
@@ -395,9 +424,10 @@ fn msm_g1_timed() {
             continue;
         }
         let t = Instant::now();
-        let b = match crossgroth_wgpu::WgpuBackend::with_options(crossgroth_wgpu::Options {
+        let b = match crossgroth_wgpu::WgpuBackend::with_options(Options {
             allow_int64: int64,
-            ..Default::default()
+            adapter: settings().adapter.clone().map(AdapterChoice::Name),
+            ..Options::default()
         }) {
             Ok(b) => b,
             Err(e) => {
@@ -415,16 +445,16 @@ fn msm_g1_timed() {
             b.info(),
             t.elapsed()
         );
-        let dev = b.upload_g1_bases(&bases).unwrap();
+        let dev = b.upload::<G1>(&bases).unwrap();
         // Untimed, so that the GPU's clocks are up before the first timing.
-        b.msm_g1(&dev, &scalars, None).unwrap();
-        for &log in &logs {
+        b.msm(&dev, 0, &scalars, None).unwrap();
+        for &log in logs {
             let n = 1usize << log;
             let sb: Vec<u8> = scalars[..n].iter().flat_map(scalar_bytes).collect();
             let want = bases[..n].mult(&sb, 255);
             let mut best = f64::INFINITY;
             for _ in 0..reps {
-                let (got, gt) = b.time(|b| b.msm_g1(&dev, &scalars[..n], None)).unwrap();
+                let (got, gt) = b.time(|b| b.msm(&dev, 0, &scalars[..n], None)).unwrap();
                 assert!(
                     unsafe { blst_p1_is_equal(&got, &want) },
                     "[{label}] 2^{log} differs from blst"

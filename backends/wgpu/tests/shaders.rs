@@ -18,36 +18,59 @@ use rand::{Rng, SeedableRng};
 
 // ------------------------------------------------------------------ setup
 
+/// The developer settings of this target, from the environment (the only
+/// place it reads them; scripts/device/run.sh sets them, and
+/// backends/wgpu/README.md lists them).
+struct Settings {
+    /// CROSSGROTH_REQUIRE_WGPU=1: no adapter is a failure, not a skip.
+    require: bool,
+    /// CROSSGROTH_WGPU_TEST_LOG (default 12): the largest test size, log2.
+    test_log: u32,
+    /// CROSSGROTH_WGPU_BENCH_LOG (default 20): `large_sizes_timed`'s size.
+    bench_log: u32,
+    /// CROSSGROTH_WGPU_TEST_PATHS: both (default) | int64 | portable.
+    paths: String,
+    /// CROSSGROTH_WGPU_ADAPTER: the adapter by name, as `Options::adapter`.
+    adapter: Option<String>,
+}
+
+/// The settings, read once, after `common::skip_llvm_optimiser` (so that
+/// every test that reads them runs it before its first wgpu call).
+fn settings() -> &'static Settings {
+    static S: OnceLock<Settings> = OnceLock::new();
+    S.get_or_init(|| {
+        common::skip_llvm_optimiser();
+        Settings {
+            require: common::var("CROSSGROTH_REQUIRE_WGPU").as_deref() == Some("1"),
+            test_log: common::parsed("CROSSGROTH_WGPU_TEST_LOG", 12),
+            bench_log: common::parsed("CROSSGROTH_WGPU_BENCH_LOG", 20),
+            paths: common::var("CROSSGROTH_WGPU_TEST_PATHS").unwrap_or_default(),
+            adapter: common::var("CROSSGROTH_WGPU_ADAPTER"),
+        }
+    })
+}
+
 fn require() -> bool {
-    std::env::var("CROSSGROTH_REQUIRE_WGPU")
-        .map(|v| v == "1")
-        .unwrap_or(false)
+    settings().require
 }
 
 fn max_log() -> u32 {
-    std::env::var("CROSSGROTH_WGPU_TEST_LOG")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(12)
+    settings().test_log
 }
 
-/// Mesa's llvmpipe (lavapipe, CI's software Vulkan) spends minutes in LLVM's
-/// optimiser on the elliptic-curve kernels; `GALLIVM_PERF=nopt` skips it
-/// (seconds instead), at some cost in run time. Set before any wgpu call,
-/// unless the caller chose a value; real GPUs ignore it.
-fn init_env() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        if std::env::var_os("GALLIVM_PERF").is_none() {
-            std::env::set_var("GALLIVM_PERF", "nopt");
-        }
-    });
+/// The default options on the adapter the settings name.
+fn options() -> Options {
+    Options {
+        adapter: settings().adapter.clone().map(AdapterChoice::Name),
+        ..Options::default()
+    }
 }
 
 /// Ok(None): no adapter (skipped, unless CROSSGROTH_REQUIRE_WGPU=1);
 /// Err: the adapter is there but the backend or its pipelines failed.
 fn make(opts: Options) -> Result<Option<WgpuBackend>, String> {
-    init_env();
+    settings(); // GALLIVM_PERF before the first wgpu call
+    let allow_int64 = opts.allow_int64;
     match WgpuBackend::with_options(opts) {
         Ok(b) => {
             let t = Instant::now();
@@ -55,13 +78,13 @@ fn make(opts: Options) -> Result<Option<WgpuBackend>, String> {
                 return Err(format!(
                     "warm_up failed on {} (allow_int64 = {}): {e}",
                     b.info(),
-                    opts.allow_int64
+                    allow_int64
                 ));
             }
             eprintln!(
                 "wgpu backend: {} (allow_int64 = {}); pipelines built in {:.2?}",
                 b.info(),
-                opts.allow_int64,
+                allow_int64,
                 t.elapsed()
             );
             Ok(Some(b))
@@ -84,16 +107,16 @@ fn make(opts: Options) -> Result<Option<WgpuBackend>, String> {
         }
         Err(e) => Err(format!(
             "backend creation failed (allow_int64 = {}): {e}",
-            opts.allow_int64
+            allow_int64
         )),
     }
 }
 
 /// Which paths to test: CROSSGROTH_WGPU_TEST_PATHS = both (default) | int64 | portable.
 fn wanted(int64: bool) -> bool {
-    match std::env::var("CROSSGROTH_WGPU_TEST_PATHS").as_deref() {
-        Ok("int64") => int64,
-        Ok("portable") => !int64,
+    match settings().paths.as_str() {
+        "int64" => int64,
+        "portable" => !int64,
         _ => true,
     }
 }
@@ -127,20 +150,20 @@ fn all_backends() -> &'static Backends {
                 bs.errors.push(e)
             }
         };
-        try_make(Options::default(), &mut bs);
+        try_make(options(), &mut bs);
         let int64 = bs.ok.first().map(|b| b.uses_int64()).unwrap_or(false);
         if int64 {
             try_make(
                 Options {
                     allow_int64: false,
-                    ..Options::default()
+                    ..options()
                 },
                 &mut bs,
             );
             try_make(
                 Options {
                     g2_int64: true,
-                    ..Options::default()
+                    ..options()
                 },
                 &mut bs,
             );
@@ -340,8 +363,7 @@ fn edge_vec(r: &mut impl Rng, n: usize) -> Vec<blst_fr> {
 /// (CROSSGROTH_WGPU_ADAPTER, else a discrete GPU first), with SHADER_INT64
 /// where the adapter has it. None: no adapter.
 fn field_device() -> Option<(wgpu::Device, wgpu::Queue, bool, String)> {
-    init_env();
-    let a = common::preferred_adapter()?;
+    let a = common::preferred_adapter(settings().adapter.as_deref())?;
     let int64 = a.features().contains(wgpu::Features::SHADER_INT64);
     let features = if int64 {
         wgpu::Features::SHADER_INT64
@@ -890,14 +912,14 @@ fn assert_send_sync<T: Send + Sync + 'static>() {}
 #[allow(dead_code)]
 fn api_types_are_send_sync() {
     assert_send_sync::<WgpuBackend>();
-    assert_send_sync::<G1Bases>();
-    assert_send_sync::<G2Bases>();
+    assert_send_sync::<Bases<G1>>();
+    assert_send_sync::<Bases<G2>>();
     assert_send_sync::<WgpuError>();
 }
 
 #[test]
 fn adapter_and_errors() {
-    init_env();
+    settings();
     match probe() {
         Ok(list) => {
             for a in &list {
@@ -918,22 +940,22 @@ fn adapter_and_errors() {
         b.ntt(&mut v, 40, false),
         Err(WgpuError::InvalidInput(_))
     ));
-    let bases = b.upload_g1_bases(&g1_bases(&mut rng(1), 4, false)).unwrap();
+    let bases = b.upload::<G1>(&g1_bases(&mut rng(1), 4, false)).unwrap();
     assert_eq!(bases.len(), 4);
     let s = vec![fr_u(5); 5];
     assert!(matches!(
-        b.msm_g1(&bases, &s, None),
+        b.msm(&bases, 0, &s, None),
         Err(WgpuError::InvalidInput(_))
     ));
     // density with more set bits than bases
     assert!(matches!(
-        b.msm_g1(&bases, &s, Some(&[0x1f])),
+        b.msm(&bases, 0, &s, Some(&[0x1f])),
         Err(WgpuError::InvalidInput(_))
     ));
     // density too short for the scalars
     let s100 = vec![fr_u(5); 100];
     assert!(matches!(
-        b.msm_g1(&bases, &s100, Some(&[1])),
+        b.msm(&bases, 0, &s100, Some(&[1])),
         Err(WgpuError::InvalidInput(_))
     ));
     assert!(matches!(
@@ -944,7 +966,7 @@ fn adapter_and_errors() {
     assert!(b.ntt(&mut [], 27, false).is_err());
     // Empty inputs.
     assert!(eq1(
-        &b.msm_g1(&bases, &[], None).unwrap(),
+        &b.msm(&bases, 0, &[], None).unwrap(),
         &blst_p1::default()
     ));
     assert!(b.compute_h(&[], &[], &[], 0).unwrap().is_empty());
@@ -1040,13 +1062,13 @@ fn compute_h_matches_cpu_on(b: &WgpuBackend) {
 fn check_g1(
     b: &WgpuBackend,
     bases: &[blst_p1_affine],
-    dev: &G1Bases,
+    dev: &Bases<G1>,
     s: &[blst_fr],
     d: Option<&[u64]>,
     what: &str,
 ) {
     let want = cpu_msm_g1(bases, s, d);
-    let (got, t) = b.time(|b| b.msm_g1(dev, s, d)).unwrap();
+    let (got, t) = b.time(|b| b.msm(dev, 0, s, d)).unwrap();
     assert!(eq1(&got, &want), "G1 MSM {what} differs from blst");
     eprintln!("G1 MSM {what}: ok (gpu {t:.2?})");
 }
@@ -1054,13 +1076,13 @@ fn check_g1(
 fn check_g2(
     b: &WgpuBackend,
     bases: &[blst_p2_affine],
-    dev: &G2Bases,
+    dev: &Bases<G2>,
     s: &[blst_fr],
     d: Option<&[u64]>,
     what: &str,
 ) {
     let want = cpu_msm_g2(bases, s, d);
-    let (got, t) = b.time(|b| b.msm_g2(dev, s, d)).unwrap();
+    let (got, t) = b.time(|b| b.msm(dev, 0, s, d)).unwrap();
     assert!(eq2(&got, &want), "G2 MSM {what} differs from blst");
     eprintln!("G2 MSM {what}: ok (gpu {t:.2?})");
 }
@@ -1077,7 +1099,7 @@ fn msm_g1_matches_blst_on(b: &WgpuBackend) {
     let mut r = rng(4);
     let nmax = (1usize << max_log()).max(1024);
     let bases = g1_bases(&mut r, nmax, false);
-    let dev = b.upload_g1_bases(&bases).unwrap();
+    let dev = b.upload::<G1>(&bases).unwrap();
     for n in [1usize, 2, 3, 17, 100, 1000, nmax] {
         let s: Vec<blst_fr> = (0..n).map(|_| rand_fr(&mut r)).collect();
         check_g1(b, &bases, &dev, &s, None, &format!("random n={n}"));
@@ -1087,8 +1109,9 @@ fn msm_g1_matches_blst_on(b: &WgpuBackend) {
     check_g1(b, &bases, &dev, &s, None, "edge scalars n=777");
 }
 
-/// MSMs that start at a later base (msm_*_from: an assignment's auxiliary part
-/// after its inputs' bases), with and without a density; past the end an error.
+/// MSMs that start at a later base (`msm`'s `first`: an assignment's auxiliary
+/// part after its inputs' bases), with and without a density; past the end an
+/// error.
 #[test]
 fn msm_from_a_later_base() {
     for b in backends() {
@@ -1097,26 +1120,26 @@ fn msm_from_a_later_base() {
         for &(first, nvars, p) in &[(1usize, 300usize, 0.5f64), (70, 1500, 0.7)] {
             let (d, count) = density_of(&mut r, nvars, p);
             let bases = g1_bases(&mut r, first + count, true);
-            let dev = b.upload_g1_bases(&bases).unwrap();
+            let dev = b.upload::<G1>(&bases).unwrap();
             let s = edge_vec(&mut r, nvars);
-            let got = b.msm_g1_from(&dev, first, &s, Some(&d)).unwrap();
+            let got = b.msm(&dev, first, &s, Some(&d)).unwrap();
             assert!(
                 eq1(&got, &cpu_msm_g1(&bases[first..], &s, Some(&d))),
                 "G1 MSM from base {first}, density, differs from blst"
             );
             let dense = &s[..count];
-            let got = b.msm_g1_from(&dev, first, dense, None).unwrap();
+            let got = b.msm(&dev, first, dense, None).unwrap();
             assert!(
                 eq1(&got, &cpu_msm_g1(&bases[first..], dense, None)),
                 "G1 MSM from base {first} differs from blst"
             );
-            assert!(b.msm_g1_from(&dev, first + 1, dense, None).is_err());
-            assert!(b.msm_g1_from(&dev, bases.len() + 1, &[], None).is_err());
+            assert!(b.msm(&dev, first + 1, dense, None).is_err());
+            assert!(b.msm(&dev, bases.len() + 1, &[], None).is_err());
         }
         let bases = g2_bases(&mut r, 200, true);
-        let dev = b.upload_g2_bases(&bases).unwrap();
+        let dev = b.upload::<G2>(&bases).unwrap();
         let s = edge_vec(&mut r, 150);
-        let got = b.msm_g2_from(&dev, 50, &s, None).unwrap();
+        let got = b.msm(&dev, 50, &s, None).unwrap();
         assert!(
             eq2(&got, &cpu_msm_g2(&bases[50..], &s, None)),
             "G2 MSM from base 50 differs from blst"
@@ -1132,46 +1155,12 @@ fn msm_g1_edge_cases() {
     }
 }
 
-/// The per-bucket accumulation (one invocation a bucket,
-/// `Options::per_bucket_accumulation`; the default takes equal chunks), on the
-/// edge cases and random scalars, on the default field path.
-#[test]
-fn msm_g1_per_bucket_accumulation() {
-    let Some(first) = backends().first() else {
-        return;
-    };
-    let opts = Options {
-        allow_int64: first.uses_int64(),
-        per_bucket_accumulation: true,
-        ..Options::default()
-    };
-    let b = match make(opts) {
-        Ok(Some(b)) => b,
-        Ok(None) => return,
-        Err(e) => panic!("{e}"),
-    };
-    msm_g1_edge_cases_on(&b);
-    let mut r = rng(17);
-    let n = 3000;
-    let bases = g1_bases(&mut r, n, false);
-    let dev = b.upload_g1_bases(&bases).unwrap();
-    let scalars: Vec<blst_fr> = (0..n).map(|_| rand_fr(&mut r)).collect();
-    check_g1(
-        &b,
-        &bases,
-        &dev,
-        &scalars,
-        None,
-        "random, per-bucket accumulation",
-    );
-}
-
 fn msm_g1_edge_cases_on(b: &WgpuBackend) {
     eprintln!("--- msm_g1_edge_cases on the {} path", path(b));
     let mut r = rng(5);
     let n = 600;
     let bases = g1_bases(&mut r, n, true); // identities and repeats
-    let dev = b.upload_g1_bases(&bases).unwrap();
+    let dev = b.upload::<G1>(&bases).unwrap();
     check_g1(b, &bases, &dev, &vec![fr_u(0); n], None, "all zero");
     check_g1(b, &bases, &dev, &vec![fr_u(1); n], None, "all one");
     check_g1(b, &bases, &dev, &vec![fr(R_MINUS_1); n], None, "all r-1");
@@ -1194,7 +1183,7 @@ fn msm_g1_edge_cases_on(b: &WgpuBackend) {
     );
     // The same base many times (bucket doublings): P, P, P, ... with equal scalars.
     let rep = vec![bases[0]; 300];
-    let drep = b.upload_g1_bases(&rep).unwrap();
+    let drep = b.upload::<G1>(&rep).unwrap();
     check_g1(
         b,
         &rep,
@@ -1220,7 +1209,7 @@ fn msm_g1_edge_cases_on(b: &WgpuBackend) {
         blst_p1_to_affine(&mut neg, &p);
     }
     let pm = vec![bases[0], neg, bases[1]];
-    let dpm = b.upload_g1_bases(&pm).unwrap();
+    let dpm = b.upload::<G1>(&pm).unwrap();
     check_g1(b, &pm, &dpm, &[same, same, same], None, "P + (-P)");
     // Densities: empty, full, random; scalars cover more variables than bases.
     let nv = 1500;
@@ -1250,7 +1239,7 @@ fn msm_g1_edge_cases_on(b: &WgpuBackend) {
     *dx.last_mut().unwrap() |= !0u64 << (nv % 64);
     let want = cpu_msm_g1(&bases, &s, Some(&d));
     assert!(
-        eq1(&b.msm_g1(&dev, &s, Some(&dx)).unwrap(), &want),
+        eq1(&b.msm(&dev, 0, &s, Some(&dx)).unwrap(), &want),
         "density bits beyond the scalars must be ignored"
     );
     let dense_s: Vec<blst_fr> = (0..nv).map(|_| rand_fr(&mut r)).collect();
@@ -1284,7 +1273,7 @@ fn msm_g2_matches_blst_on(b: &WgpuBackend) {
     let mut r = rng(6);
     let nmax = (1usize << max_log().saturating_sub(1)).max(512);
     let bases = g2_bases(&mut r, nmax, true);
-    let dev = b.upload_g2_bases(&bases).unwrap();
+    let dev = b.upload::<G2>(&bases).unwrap();
     for n in [1usize, 5, 100, nmax] {
         let s: Vec<blst_fr> = (0..n).map(|_| rand_fr(&mut r)).collect();
         check_g2(
@@ -1307,7 +1296,7 @@ fn msm_g2_matches_blst_on(b: &WgpuBackend) {
     check_g2(b, &bases, &dev, &half, None, "a third equal");
     check_g2(b, &bases, &dev, &edge_vec(&mut r, n), None, "edge scalars");
     let rep = vec![bases[0]; 64];
-    let drep = b.upload_g2_bases(&rep).unwrap();
+    let drep = b.upload::<G2>(&rep).unwrap();
     let same = rand_fr(&mut r);
     check_g2(
         b,
@@ -1327,10 +1316,7 @@ fn msm_g2_matches_blst_on(b: &WgpuBackend) {
 // ------------------------------------------------------------------ large sizes
 
 fn bench_log() -> u32 {
-    std::env::var("CROSSGROTH_WGPU_BENCH_LOG")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20)
+    settings().bench_log
 }
 
 fn g1_chain(r: &mut impl Rng, n: usize) -> Vec<blst_p1_affine> {
@@ -1403,8 +1389,8 @@ fn large_sizes_timed() {
     for b in backends() {
         let p = path(b);
         let t = Instant::now();
-        let d1 = b.upload_g1_bases(&b1).unwrap();
-        let d2 = b.upload_g2_bases(&b2).unwrap();
+        let d1 = b.upload::<G1>(&b1).unwrap();
+        let d2 = b.upload::<G2>(&b2).unwrap();
         eprintln!(
             "bench [{p}] upload 2^{log} G1 + 2^{} G2 bases: wall {:.2?}",
             log - 2,
@@ -1412,7 +1398,7 @@ fn large_sizes_timed() {
         );
         for rep in 0..2 {
             let t = Instant::now();
-            let (got, gt) = b.time(|b| b.msm_g1(&d1, &uni, None)).unwrap();
+            let (got, gt) = b.time(|b| b.msm(&d1, 0, &uni, None)).unwrap();
             assert!(
                 eq1(&got, &want_uni),
                 "[{p}] G1 MSM 2^{log} uniform differs from blst"
@@ -1423,7 +1409,7 @@ fn large_sizes_timed() {
             );
         }
         let t = Instant::now();
-        let (got, gt) = b.time(|b| b.msm_g1(&d1, &g16, None)).unwrap();
+        let (got, gt) = b.time(|b| b.msm(&d1, 0, &g16, None)).unwrap();
         assert!(
             eq1(&got, &want_g16),
             "[{p}] G1 MSM 2^{log} groth16-like differs from blst"
@@ -1434,7 +1420,7 @@ fn large_sizes_timed() {
         );
         for rep in 0..2 {
             let t = Instant::now();
-            let (got, gt) = b.time(|b| b.msm_g2(&d2, &uni[..n2], None)).unwrap();
+            let (got, gt) = b.time(|b| b.msm(&d2, 0, &uni[..n2], None)).unwrap();
             assert!(
                 eq2(&got, &want_g2),
                 "[{p}] G2 MSM 2^{} differs from blst",
