@@ -12,9 +12,11 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use crossgroth::backend::{
-    open_backend, Backend, BackendKind, CpuBackend, MsmInput, WgpuBackend, WgpuOptions,
+    open_backend, Backend, BackendKind, CpuBackend, Msm, MsmInput, Placement, WgpuBackend,
+    WgpuOptions, G1,
 };
 use crossgroth::circuits::CircuitSpec;
+use crossgroth::engine::placement::{PlacementConfig, TablePolicy};
 use crossgroth::groth16::{self, Prover};
 use crossgroth::synthesis::synthesize;
 use crossgroth::{G1Affine, G1Projective, Scalar};
@@ -130,13 +132,15 @@ fn g1_msm(c: &mut Criterion) {
                 if name == "cpu" && log > CPU_MAX_LOG {
                     continue;
                 }
-                let prepared = backend.prepare_g1(b.clone()).unwrap();
+                let prepared = backend
+                    .prepare_bases::<G1>(b.clone(), Placement::PLAIN)
+                    .unwrap();
                 group.bench_function(
                     BenchmarkId::new(format!("{}/{label}", name.as_str()), log),
                     |bench| {
                         bench.iter_custom(|iters| {
                             measure(backend.as_ref(), iters, || {
-                                backend.msm_g1(&prepared, &[MsmInput::dense(&sc)]).unwrap();
+                                backend.msm(&prepared, &[MsmInput::dense(&sc)]).unwrap();
                             })
                         })
                     },
@@ -219,22 +223,35 @@ fn prove_from_assignment(c: &mut Criterion) {
             if (name == "cpu" && log > 18) || (name.starts_with("wgpu") && log > 20) {
                 continue;
             }
-            let prover = Prover::new(backend.clone(), params.clone()).unwrap();
-            group.bench_function(
-                BenchmarkId::new(name.as_str(), format!("chain:{log}")),
-                |bench| {
-                    bench.iter_custom(|iters| {
-                        let mut total = Duration::ZERO;
-                        for _ in 0..iters {
-                            let input = vec![asg.clone()];
-                            let t = Instant::now();
-                            prover.prove_assignments(input, &r, &s).unwrap();
-                            total += t.elapsed();
-                        }
-                        total
-                    })
-                },
-            );
+            // The default placement (cuda: G1 bases as tables of precomputed
+            // copies where they fit) and, where that differs, plain bases.
+            let mut placements = vec![(name.clone(), PlacementConfig::default())];
+            if backend.max_table_copies() > 1 {
+                let plain = PlacementConfig {
+                    tables: TablePolicy::Off,
+                    ..PlacementConfig::default()
+                };
+                placements.push((format!("{name}-plain"), plain));
+            }
+            for (label, placed) in placements {
+                let prover =
+                    Prover::with_placement(backend.clone(), params.clone(), &placed).unwrap();
+                group.bench_function(
+                    BenchmarkId::new(label.as_str(), format!("chain:{log}")),
+                    |bench| {
+                        bench.iter_custom(|iters| {
+                            let mut total = Duration::ZERO;
+                            for _ in 0..iters {
+                                let input = vec![asg.clone()];
+                                let t = Instant::now();
+                                prover.prove_assignments(input, &r, &s).unwrap();
+                                total += t.elapsed();
+                            }
+                            total
+                        })
+                    },
+                );
+            }
         }
     }
     group.finish();

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use crossgroth::backend::{b_inputs, Backend, CpuBackend, G2Bases};
+use crossgroth::backend::simulated::SimulatedDevice;
+use crossgroth::backend::{Backend, CpuBackend, G2Bases, Msm};
 use crossgroth::circuits::CircuitSpec;
-use crossgroth::engine::simulated::SimulatedDevice;
 use crossgroth::engine::{Engine, EngineConfig, Job};
+use crossgroth::groth16::steps::b_inputs;
 use crossgroth::groth16::{self, Parameters};
 use crossgroth::synthesis::synthesize;
 use rand_core::SeedableRng;
@@ -56,7 +57,7 @@ fn stages_alone(
     };
     let t = Instant::now();
     for asg in &asgs {
-        CpuBackend.msm_g2(&bases, &b_inputs(asg)).unwrap();
+        CpuBackend.msm(&bases, &b_inputs(asg)).unwrap();
         groth16::verify_proof(&pvk, &proof, asgs[0].public_inputs()).unwrap();
     }
     let finalize = per_second(asgs.len(), t.elapsed());

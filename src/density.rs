@@ -1,5 +1,5 @@
 //! Density bitmaps: which variables of an assignment have a base in a query of the
-//! parameters (REFERENCE.md, step 4). Bit i is set iff variable i appears with a
+//! parameters (bellperson's density trackers). Bit i is set iff variable i appears with a
 //! nonzero merged coefficient in some linear combination of that query.
 
 /// A growable bitmap with a running count of set bits.

@@ -14,7 +14,7 @@ pub mod error;
 pub mod groth16;
 pub mod synthesis;
 
-pub use backend::{Backend, BackendKind};
+pub use backend::{Backend, BackendKind, Msm};
 pub use error::Error;
 
 pub use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};

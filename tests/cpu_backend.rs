@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
-use crossgroth::backend::{Backend, CpuBackend, MsmInput};
+use crossgroth::backend::{CpuBackend, Msm, MsmInput, Placement, G1, G2};
 use crossgroth::density::Density;
 use crossgroth::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
@@ -88,7 +88,9 @@ fn g1_msm_matches_the_definition() {
     let cpu = CpuBackend;
     for n in [0usize, 1, 2, 31, 33, 100, 1000, 5000, 9001] {
         let bases = Arc::new(random_g1(n + 10, &mut rng));
-        let prepared = cpu.prepare_g1(bases.clone()).unwrap();
+        let prepared = cpu
+            .prepare_bases::<G1>(bases.clone(), Placement::PLAIN)
+            .unwrap();
         let sc = scalars(n, &mut rng);
         let density = random_density(n, &mut rng);
         let inputs = [
@@ -99,7 +101,7 @@ fn g1_msm_matches_the_definition() {
                 base_offset: 7,
             },
         ];
-        let got = cpu.msm_g1(&prepared, &inputs).unwrap();
+        let got = cpu.msm(&prepared, &inputs).unwrap();
         for (g, input) in got.iter().zip(&inputs) {
             assert_eq!(
                 g.to_affine(),
@@ -116,7 +118,9 @@ fn g2_msm_matches_the_definition() {
     let cpu = CpuBackend;
     for n in [0usize, 1, 17, 300, 4500] {
         let bases = Arc::new(random_g2(n + 3, &mut rng));
-        let prepared = cpu.prepare_g2(bases.clone()).unwrap();
+        let prepared = cpu
+            .prepare_bases::<G2>(bases.clone(), Placement::PLAIN)
+            .unwrap();
         let sc = scalars(n, &mut rng);
         let density = random_density(n, &mut rng);
         let inputs = [
@@ -127,7 +131,7 @@ fn g2_msm_matches_the_definition() {
                 base_offset: 3,
             },
         ];
-        let got = cpu.msm_g2(&prepared, &inputs).unwrap();
+        let got = cpu.msm(&prepared, &inputs).unwrap();
         for (g, input) in got.iter().zip(&inputs) {
             assert_eq!(
                 g.to_affine(),
@@ -150,7 +154,9 @@ fn msm_edge_cases() {
     bases[4100] = bases[4101];
     bases[4102] = -bases[4103];
     let bases = Arc::new(bases);
-    let prepared = cpu.prepare_g1(bases.clone()).unwrap();
+    let prepared = cpu
+        .prepare_bases::<G1>(bases.clone(), Placement::PLAIN)
+        .unwrap();
     let cases: Vec<Vec<Scalar>> = vec![
         vec![Scalar::ZERO; n],
         vec![Scalar::ONE; n],
@@ -158,7 +164,7 @@ fn msm_edge_cases() {
         scalars(n, &mut rng),
     ];
     for sc in &cases {
-        let got = cpu.msm_g1(&prepared, &[MsmInput::dense(sc)]).unwrap()[0];
+        let got = cpu.msm(&prepared, &[MsmInput::dense(sc)]).unwrap()[0];
         assert_eq!(
             got.to_affine(),
             naive_g1(&bases, &MsmInput::dense(sc)).to_affine()
@@ -167,7 +173,7 @@ fn msm_edge_cases() {
     // An empty density reads no base at all.
     let empty = Density::empty(n);
     let got = cpu
-        .msm_g1(
+        .msm(
             &prepared,
             &[MsmInput {
                 scalars: &cases[3],
@@ -180,7 +186,7 @@ fn msm_edge_cases() {
     // Too few bases is an error, not a panic.
     let full = Density::full(n);
     assert!(cpu
-        .msm_g1(
+        .msm(
             &prepared,
             &[MsmInput {
                 scalars: &cases[3],
@@ -191,7 +197,7 @@ fn msm_edge_cases() {
         .is_err());
     let short = Density::full(n - 1);
     assert!(cpu
-        .msm_g1(
+        .msm(
             &prepared,
             &[MsmInput {
                 scalars: &cases[3],

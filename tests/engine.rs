@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use common::*;
+use crossgroth::backend::simulated::SimulatedDevice;
 use crossgroth::backend::{Backend, CpuBackend};
 use crossgroth::circuits::BuiltinCircuit;
-use crossgroth::engine::simulated::SimulatedDevice;
 use crossgroth::engine::{Engine, EngineConfig, Job, Priority};
 use crossgroth::groth16::{self, Parameters, Prover};
 use crossgroth::{Error, Scalar};
@@ -326,21 +326,23 @@ fn several_devices_share_the_work_and_give_the_same_bytes() {
 
 #[test]
 fn a_devices_bases_are_refused_by_another_device() {
-    use crossgroth::backend::PreparedParams;
+    use crossgroth::backend::Placement;
+    use crossgroth::groth16::{steps, PreparedParams};
     use crossgroth::synthesis::synthesize;
     let params = Arc::new(params_for(&spec("cubic"), 1));
     let a = SimulatedDevice::new(Duration::from_millis(1)).with_id(0);
     let b = SimulatedDevice::new(Duration::from_millis(1)).with_id(1);
-    let on_a = PreparedParams::new(&a, params.clone()).unwrap();
+    let plain = Placement::PLAIN;
+    let on_a = PreparedParams::with_placement(&a, params.clone(), plain, plain).unwrap();
     let mut asg = synthesize(spec("cubic").instance(1)).unwrap();
-    let e = b.g1_side(&on_a, &mut asg, &mut drop).unwrap_err();
+    let e = steps::g1_side(&b, &on_a, &mut asg, &mut drop).unwrap_err();
     assert!(
         e.to_string()
             .contains("resident on device 0 used on device 1"),
         "{e}"
     );
     let mut asg = synthesize(spec("cubic").instance(1)).unwrap();
-    assert!(a.g1_side(&on_a, &mut asg, &mut drop).is_ok());
+    assert!(steps::g1_side(&a, &on_a, &mut asg, &mut drop).is_ok());
 }
 
 #[test]

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use common::*;
 use crossgroth::backend::{Backend, CpuBackend, CudaBackend, WgpuBackend, WgpuOptions};
+use crossgroth::engine::placement::{PlacementConfig, TablePolicy};
 use crossgroth::groth16::{self, Prover};
 use crossgroth::synthesis::synthesize;
 
@@ -30,6 +31,10 @@ fn cuda() -> Option<Arc<dyn Backend>> {
 }
 
 fn same_proofs_as_cpu(gpu: &Arc<dyn Backend>, spec_str: &str) {
+    same_proofs_as_cpu_placed(gpu, spec_str, &PlacementConfig::default())
+}
+
+fn same_proofs_as_cpu_placed(gpu: &Arc<dyn Backend>, spec_str: &str, placed: &PlacementConfig) {
     let spec = spec(spec_str);
     let t = std::time::Instant::now();
     let params = Arc::new(params_for(&spec, 1));
@@ -45,7 +50,7 @@ fn same_proofs_as_cpu(gpu: &Arc<dyn Backend>, spec_str: &str) {
     let cpu = Prover::new(Arc::new(CpuBackend), params.clone()).unwrap();
     let expected = cpu.prove_assignments(vec![asg.clone()], &r, &s).unwrap();
     let cpu_s = t.elapsed().as_secs_f64();
-    let prover = Prover::new(gpu.clone(), params.clone()).unwrap();
+    let prover = Prover::with_placement(gpu.clone(), params.clone(), placed).unwrap();
     let t = std::time::Instant::now();
     let got = prover.prove_assignments(vec![asg.clone()], &r, &s).unwrap();
     let first_s = t.elapsed().as_secs_f64();
@@ -76,13 +81,23 @@ fn cuda_proofs_match_cpu() {
     for log in (10..=max_log).step_by(2) {
         same_proofs_as_cpu(&gpu, &format!("chain:{log}"));
     }
+    // The default places G1 bases as tables of precomputed copies where they
+    // fit; plain resident bases too.
+    let plain = PlacementConfig {
+        tables: TablePolicy::Off,
+        ..PlacementConfig::default()
+    };
+    for s in ["sha256:512", "chain:14"] {
+        same_proofs_as_cpu_placed(&gpu, s, &plain);
+    }
 }
 
 /// Bases left in host memory and streamed by every MSM (as for parameter sets larger
 /// than the device) give the same proof as resident ones.
 #[test]
 fn cuda_proofs_with_streamed_bases_match_cpu() {
-    use crossgroth::backend::PreparedParams;
+    use crossgroth::backend::Placement;
+    use crossgroth::groth16::PreparedParams;
     let Some(gpu) = cuda() else { return };
     let spec = spec("sha256:512");
     let params = Arc::new(params_for(&spec, 1));
@@ -94,7 +109,9 @@ fn cuda_proofs_with_streamed_bases_match_cpu() {
         .unwrap()
         .prove_assignments(vec![asg.clone()], &r, &s)
         .unwrap();
-    let prepared = PreparedParams::streamed(gpu.as_ref(), params.clone()).unwrap();
+    let streamed = Placement::Streamed;
+    let prepared =
+        PreparedParams::with_placement(gpu.as_ref(), params.clone(), streamed, streamed).unwrap();
     let prover = Prover::from_prepared(gpu.clone(), prepared);
     let got = prover.prove_assignments(vec![asg], &r, &s).unwrap();
     assert_eq!(got[0].to_bytes(), expected[0].to_bytes());
@@ -150,7 +167,7 @@ fn wgpu_proofs_match_cpu() {
 fn wgpu_engine_spreads_jobs_over_two_devices() {
     use crossgroth::backend::{open_backends, BackendKind};
     use crossgroth::engine::{Engine, EngineConfig, Job};
-    let backends = match open_backends(BackendKind::Wgpu, Some(&[0, 0])) {
+    let backends = match open_backends(BackendKind::Wgpu, Some(&[0, 0]), &Default::default()) {
         Ok(b) => b,
         Err(e) => {
             if std::env::var("CROSSGROTH_REQUIRE_WGPU").as_deref() == Ok("1") {

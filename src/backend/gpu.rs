@@ -5,25 +5,27 @@
 //! small [`DeviceApi`] trait. blstrs' types are `repr(transparent)` over blst's, so
 //! slices are reinterpreted, never copied.
 
-use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use blst::{blst_fr, blst_p1, blst_p1_affine, blst_p2, blst_p2_affine};
+use blst::blst_fr;
 
-use super::{compose_g1_side, cpu, Backend, G1Bases, G1Side, G2Bases, MsmInput, PreparedParams};
+use super::{
+    cpu, Backend, Bases, BasesRef, Curve, DeviceBases, Group, HostBases, MsmGroup, MsmInput,
+    Placement, Sums, G1, G2,
+};
 use crate::error::{Error, Result};
-use crate::synthesis::Assignment;
-use crate::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use crate::Scalar;
 
-pub use wgpu::WgpuOptions;
+pub use cuda::CudaOptions;
+pub use wgpu::{AdapterChoice, WgpuOptions};
 
 /// What a GPU crate offers, in its own types and errors.
 pub trait DeviceApi: Send + Sync + 'static {
     const NAME: &'static str;
-    type G1: Send + Sync + 'static;
-    type G2: Send + Sync + 'static;
+    /// Bases of one group as the crate keeps them.
+    type Bases<C: Curve>: Send + Sync + 'static;
     type Error: std::fmt::Display;
 
     /// Whether an error means "no such device here" rather than a failure.
@@ -33,39 +35,39 @@ pub trait DeviceApi: Send + Sync + 'static {
     /// rebuilds the context.
     fn is_fatal(e: &Self::Error) -> bool;
     fn describe(&self) -> String;
-    /// Bases for the device; `streamed` asks to leave them in host memory
-    /// (honoured where [`Self::STREAMS`]).
-    fn upload_g1(
-        &self,
-        bases: &Arc<Vec<G1Affine>>,
-        streamed: bool,
-    ) -> Result<Self::G1, Self::Error>;
-    fn upload_g2(
-        &self,
-        bases: &Arc<Vec<G2Affine>>,
-        streamed: bool,
-    ) -> Result<Self::G2, Self::Error>;
     /// Whether the crate can stream bases from host memory.
     const STREAMS: bool = false;
-    fn g1_len(bases: &Self::G1) -> usize;
-    fn g2_len(bases: &Self::G2) -> usize;
-    /// Σ scalars[i] · bases[first + rank(i)] (rank: see crossgroth-cuda's
-    /// `msm_g1`): an input whose bases begin at `first` (the auxiliary part of A
-    /// and B, after the inputs' bases).
-    fn msm_g1(
+    /// The most precomputed copies per base the crate makes (1: none).
+    fn max_table_copies(&self) -> u32 {
+        1
+    }
+    /// Device bytes `len` resident bases with at most `max_copies` copies take.
+    fn resident_bytes<C: Curve>(&self, len: usize, max_copies: u32) -> usize {
+        let _ = max_copies;
+        len * C::AFFINE_BYTES
+    }
+    /// Device bytes an MSM of `len` terms needs beside its bases.
+    fn msm_scratch_bytes(&self, len: usize) -> usize {
+        let _ = len;
+        0
+    }
+    /// Bases kept where `placement` says (streamed only where [`Self::STREAMS`]).
+    fn upload<C: MsmGroup>(
         &self,
-        bases: &Self::G1,
+        bases: &Arc<Vec<C::Base>>,
+        placement: Placement,
+    ) -> Result<Self::Bases<C>, Self::Error>;
+    fn bases_len<C: Curve>(bases: &Self::Bases<C>) -> usize;
+    /// Σ scalars[i] · bases[first + rank(i)] (rank: the crates' `msm`): an input
+    /// whose bases begin at `first` (the auxiliary part of A and B, after the
+    /// inputs' bases).
+    fn msm<C: Curve>(
+        &self,
+        bases: &Self::Bases<C>,
         first: usize,
         scalars: &[blst_fr],
         density: Option<&[u64]>,
-    ) -> Result<blst_p1, Self::Error>;
-    fn msm_g2(
-        &self,
-        bases: &Self::G2,
-        first: usize,
-        scalars: &[blst_fr],
-        density: Option<&[u64]>,
-    ) -> Result<blst_p2, Self::Error>;
+    ) -> Result<C::Point, Self::Error>;
     fn ntt(&self, data: &mut [blst_fr], log_n: u32, inverse: bool) -> Result<(), Self::Error>;
     fn compute_h(
         &self,
@@ -103,18 +105,12 @@ pub trait DeviceApi: Send + Sync + 'static {
 /// The part of a [`DeviceApi`] impl that only forwards to the crate's methods of the
 /// same shape (both GPU crates name them alike).
 macro_rules! forward_device_api {
-    ($dev:ty, $g1:ty, $g2:ty, $e:ty) => {
-        fn g1_len(bases: &$g1) -> usize {
+    ($dev:ty, $e:ty) => {
+        fn bases_len<C: Curve>(bases: &Self::Bases<C>) -> usize {
             bases.len()
         }
-        fn g2_len(bases: &$g2) -> usize {
-            bases.len()
-        }
-        fn msm_g1(&self, b: &$g1, first: usize, s: &[blst_fr], d: Option<&[u64]>) -> Result<blst_p1, $e> {
-            <$dev>::msm_g1_from(self, b, first, s, d)
-        }
-        fn msm_g2(&self, b: &$g2, first: usize, s: &[blst_fr], d: Option<&[u64]>) -> Result<blst_p2, $e> {
-            <$dev>::msm_g2_from(self, b, first, s, d)
+        fn msm<C: Curve>(&self, b: &Self::Bases<C>, first: usize, s: &[blst_fr], d: Option<&[u64]>) -> Result<C::Point, $e> {
+            <$dev>::msm::<C>(self, b, first, s, d)
         }
         fn ntt(&self, data: &mut [blst_fr], log_n: u32, inverse: bool) -> Result<(), $e> {
             <$dev>::ntt(self, data, log_n, inverse)
@@ -142,17 +138,6 @@ pub struct GpuBackend<D: DeviceApi> {
     open: Opener<D>,
     inner: RwLock<Arc<D>>,
     generation: AtomicU64,
-}
-
-/// The bases as blst's type, borrowed from the vector (no copy).
-pub(crate) fn raw_g1(bases: &[G1Affine]) -> &[blst_p1_affine] {
-    // SAFETY: G1Affine is repr(transparent) over blst_p1_affine.
-    unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const blst_p1_affine, bases.len()) }
-}
-
-pub(crate) fn raw_g2(bases: &[G2Affine]) -> &[blst_p2_affine] {
-    // SAFETY: G2Affine is repr(transparent) over blst_p2_affine.
-    unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const blst_p2_affine, bases.len()) }
 }
 
 /// Device bases tagged with the context generation they were uploaded to.
@@ -248,11 +233,7 @@ impl<D: DeviceApi> GpuBackend<D> {
         }
     }
 
-    fn resident<'a, T: 'static>(
-        &self,
-        device: &'a Option<Arc<dyn Any + Send + Sync>>,
-        generation: u64,
-    ) -> Result<&'a T> {
+    fn resident<'a, T: 'static>(&self, device: &'a DeviceBases, generation: u64) -> Result<&'a T> {
         let r = device
             .as_ref()
             .and_then(|d| d.downcast_ref::<Resident<T>>())
@@ -272,32 +253,37 @@ impl<D: DeviceApi> GpuBackend<D> {
         Ok(&r.bases)
     }
 
-    fn prepare_g1_placed(&self, bases: Arc<Vec<G1Affine>>, streamed: bool) -> Result<G1Bases> {
+    fn prepare_placed<C: MsmGroup>(
+        &self,
+        bases: &Arc<Vec<C::Base>>,
+        placement: Placement,
+    ) -> Result<DeviceBases> {
         let (inner, generation) = self.current();
         let dev = inner
-            .upload_g1(&bases, streamed)
+            .upload::<C>(bases, placement)
             .map_err(|e| self.fail(e, generation))?;
-        Ok(G1Bases {
-            host: bases,
-            device: Some(Arc::new(Resident {
-                generation,
-                bases: dev,
-            })),
-        })
+        Ok(Some(Arc::new(Resident {
+            generation,
+            bases: dev,
+        })))
     }
 
-    fn prepare_g2_placed(&self, bases: Arc<Vec<G2Affine>>, streamed: bool) -> Result<G2Bases> {
+    fn msm_on<C: MsmGroup>(
+        &self,
+        bases: &Bases<C>,
+        inputs: &[MsmInput<'_>],
+    ) -> Result<Vec<C::Output>> {
         let (inner, generation) = self.current();
-        let dev = inner
-            .upload_g2(&bases, streamed)
-            .map_err(|e| self.fail(e, generation))?;
-        Ok(G2Bases {
-            host: bases,
-            device: Some(Arc::new(Resident {
-                generation,
-                bases: dev,
-            })),
-        })
+        let dev: &D::Bases<C> = self.resident(&bases.device, generation)?;
+        inputs
+            .iter()
+            .map(|input| {
+                self.msm_input(input, D::bases_len::<C>(dev), generation, |first, s, d| {
+                    inner.msm::<C>(dev, first, s, d)
+                })
+                .map(C::from_raw)
+            })
+            .collect()
     }
 
     /// One MSM input through a device call taking (scalars, density) from base 0.
@@ -337,24 +323,35 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         inner.warm_up().map_err(|e| self.fail(e, generation))
     }
 
-    fn prepare_g1(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {
-        self.prepare_g1_placed(bases, false)
+    fn has_device(&self) -> bool {
+        true
     }
 
-    fn prepare_g2(&self, bases: Arc<Vec<G2Affine>>) -> Result<G2Bases> {
-        self.prepare_g2_placed(bases, false)
+    fn prepare(&self, bases: &HostBases, placement: Placement) -> Result<DeviceBases> {
+        match bases {
+            HostBases::G1(b) => self.prepare_placed::<G1>(b, placement),
+            HostBases::G2(b) => self.prepare_placed::<G2>(b, placement),
+        }
     }
 
     fn streams_bases(&self) -> bool {
         D::STREAMS
     }
 
-    fn prepare_g1_streamed(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {
-        self.prepare_g1_placed(bases, true)
+    fn max_table_copies(&self) -> u32 {
+        self.current().0.max_table_copies()
     }
 
-    fn prepare_g2_streamed(&self, bases: Arc<Vec<G2Affine>>) -> Result<G2Bases> {
-        self.prepare_g2_placed(bases, true)
+    fn resident_bytes(&self, group: Group, len: usize, max_copies: u32) -> usize {
+        let inner = self.current().0;
+        match group {
+            Group::G1 => inner.resident_bytes::<G1>(len, max_copies),
+            Group::G2 => inner.resident_bytes::<G2>(len, max_copies),
+        }
+    }
+
+    fn msm_scratch_bytes(&self, len: usize) -> usize {
+        self.current().0.msm_scratch_bytes(len)
     }
 
     fn ntt(&self, values: &mut [Scalar], inverse: bool) -> Result<()> {
@@ -397,53 +394,11 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         Ok(())
     }
 
-    fn msm_g1(&self, bases: &G1Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G1Projective>> {
-        let (inner, generation) = self.current();
-        let dev: &D::G1 = self.resident(&bases.device, generation)?;
-        inputs
-            .iter()
-            .map(|input| {
-                self.msm_input(input, D::g1_len(dev), generation, |first, s, d| {
-                    inner.msm_g1(dev, first, s, d)
-                })
-                .map(cpu::msm::g1_from_raw)
-            })
-            .collect()
-    }
-
-    fn msm_g2(&self, bases: &G2Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G2Projective>> {
-        let (inner, generation) = self.current();
-        let dev: &D::G2 = self.resident(&bases.device, generation)?;
-        inputs
-            .iter()
-            .map(|input| {
-                self.msm_input(input, D::g2_len(dev), generation, |first, s, d| {
-                    inner.msm_g2(dev, first, s, d)
-                })
-                .map(cpu::msm::g2_from_raw)
-            })
-            .collect()
-    }
-
-    /// The composed G1 side, timed on the device.
-    fn g1_side(
-        &self,
-        prepared: &PreparedParams,
-        asg: &mut Assignment,
-        dispose: &mut dyn FnMut(Vec<Scalar>),
-    ) -> Result<G1Side> {
-        let mut side = None;
-        let (inner, generation) = self.current();
-        let (r, took) = inner
-            .time(&mut || {
-                side = Some(compose_g1_side(self, prepared, asg, dispose)?);
-                Ok(())
-            })
-            .map_err(|e| self.fail(e, generation))?;
-        r?;
-        let mut side = side.expect("set when the work succeeded");
-        side.device_seconds = Some(took.as_secs_f64());
-        Ok(side)
+    fn msm_sums(&self, bases: BasesRef<'_>, inputs: &[MsmInput<'_>]) -> Result<Sums> {
+        Ok(match bases {
+            BasesRef::G1(b) => Sums::G1(self.msm_on::<G1>(b, inputs)?),
+            BasesRef::G2(b) => Sums::G2(self.msm_on::<G2>(b, inputs)?),
+        })
     }
 
     fn device_time(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Option<Duration>> {
@@ -455,11 +410,6 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
 
     fn memory(&self) -> Option<(usize, usize)> {
         self.current().0.memory()
-    }
-
-    /// B_G2 pays on the device once many of its scalars are neither 0 nor 1.
-    fn b_g2_on_device(&self, effective_terms: usize) -> bool {
-        effective_terms >= 1 << 16
     }
 }
 
@@ -474,7 +424,8 @@ mod tests {
     use std::sync::atomic::AtomicBool;
 
     use super::*;
-    use crate::backend::CpuBackend;
+    use crate::backend::{CpuBackend, Msm};
+    use crate::{G1Affine, G1Projective};
 
     #[derive(Debug)]
     struct Poisoned;
@@ -488,17 +439,12 @@ mod tests {
         poison: Arc<AtomicBool>,
     }
 
-    fn g1s(v: &[blst_p1_affine]) -> Vec<G1Affine> {
-        // SAFETY: G1Affine is repr(transparent) over blst_p1_affine.
-        v.iter()
-            .map(|p| unsafe { std::mem::transmute::<blst_p1_affine, G1Affine>(*p) })
-            .collect()
-    }
+    /// The host bases, G1 only.
+    struct MockBases(Vec<G1Affine>);
 
     impl DeviceApi for MockDevice {
         const NAME: &'static str = "mock";
-        type G1 = Vec<G1Affine>;
-        type G2 = ();
+        type Bases<C: Curve> = MockBases;
         type Error = Poisoned;
         fn is_unavailable(_: &Poisoned) -> bool {
             false
@@ -509,47 +455,36 @@ mod tests {
         fn describe(&self) -> String {
             "mock".into()
         }
-        fn upload_g1(
+        fn upload<C: MsmGroup>(
             &self,
-            bases: &Arc<Vec<G1Affine>>,
-            _: bool,
-        ) -> Result<Vec<G1Affine>, Poisoned> {
-            Ok(g1s(raw_g1(bases)))
+            bases: &Arc<Vec<C::Base>>,
+            _: Placement,
+        ) -> Result<MockBases, Poisoned> {
+            let any: &dyn std::any::Any = bases;
+            let g1 = any.downcast_ref::<Arc<Vec<G1Affine>>>().ok_or(Poisoned)?;
+            Ok(MockBases(g1.to_vec()))
         }
-        fn upload_g2(&self, _: &Arc<Vec<G2Affine>>, _: bool) -> Result<(), Poisoned> {
-            Ok(())
+        fn bases_len<C: Curve>(b: &MockBases) -> usize {
+            b.0.len()
         }
-        fn g1_len(b: &Vec<G1Affine>) -> usize {
-            b.len()
-        }
-        fn g2_len(_: &()) -> usize {
-            0
-        }
-        fn msm_g1(
+        fn msm<C: Curve>(
             &self,
-            b: &Vec<G1Affine>,
+            b: &MockBases,
             first: usize,
             s: &[blst_fr],
             d: Option<&[u64]>,
-        ) -> Result<blst_p1, Poisoned> {
+        ) -> Result<C::Point, Poisoned> {
             if self.poison.swap(false, Ordering::AcqRel) {
                 return Err(Poisoned);
             }
-            assert!(d.is_none());
+            assert!(d.is_none() && C::GROUP == Group::G1);
             let scalars: Vec<Scalar> = s.iter().map(|x| Scalar::from(*x)).collect();
-            let p =
-                crate::backend::cpu::msm::msm_g1(&b[first..], &MsmInput::dense(&scalars)).unwrap();
-            // SAFETY: G1Projective is repr(transparent) over blst_p1.
-            Ok(unsafe { std::mem::transmute::<G1Projective, blst_p1>(p) })
-        }
-        fn msm_g2(
-            &self,
-            _: &(),
-            _: usize,
-            _: &[blst_fr],
-            _: Option<&[u64]>,
-        ) -> Result<blst_p2, Poisoned> {
-            Err(Poisoned)
+            let p: G1Projective =
+                cpu::msm::msm::<G1>(&b.0[first..], &MsmInput::dense(&scalars)).unwrap();
+            // SAFETY: G1Projective is repr(transparent) over blst_p1 (G1's point).
+            let raw = unsafe { std::mem::transmute::<G1Projective, blst::blst_p1>(p) };
+            let any: Box<dyn std::any::Any> = Box::new(raw);
+            Ok(*any.downcast::<C::Point>().map_err(|_| Poisoned)?)
         }
         fn ntt(&self, _: &mut [blst_fr], _: u32, _: bool) -> Result<(), Poisoned> {
             Err(Poisoned)
@@ -588,8 +523,10 @@ mod tests {
             .map(|_| <Scalar as ff::Field>::random(&mut rng))
             .collect();
         let expected = CpuBackend
-            .msm_g1(
-                &CpuBackend.prepare_g1(bases.clone()).unwrap(),
+            .msm::<G1>(
+                &CpuBackend
+                    .prepare_bases::<G1>(bases.clone(), Placement::PLAIN)
+                    .unwrap(),
                 &[MsmInput::dense(&scalars)],
             )
             .unwrap();
@@ -598,15 +535,17 @@ mod tests {
         let p = poison.clone();
         let gpu =
             GpuBackend::open_with_opener(move || Ok(MockDevice { poison: p.clone() })).unwrap();
-        let prepared = gpu.prepare_g1(bases.clone()).unwrap();
+        let prepared = gpu
+            .prepare_bases::<G1>(bases.clone(), Placement::PLAIN)
+            .unwrap();
         assert_eq!(
-            gpu.msm_g1(&prepared, &[MsmInput::dense(&scalars)]).unwrap(),
+            gpu.msm(&prepared, &[MsmInput::dense(&scalars)]).unwrap(),
             expected
         );
 
         poison.store(true, Ordering::Release);
         let e = gpu
-            .msm_g1(&prepared, &[MsmInput::dense(&scalars)])
+            .msm(&prepared, &[MsmInput::dense(&scalars)])
             .unwrap_err();
         assert!(
             e.to_string().contains("illegal address") && e.to_string().contains("was rebuilt"),
@@ -615,12 +554,12 @@ mod tests {
         assert_eq!(gpu.rebuilds(), 1);
 
         let e = gpu
-            .msm_g1(&prepared, &[MsmInput::dense(&scalars)])
+            .msm(&prepared, &[MsmInput::dense(&scalars)])
             .unwrap_err();
         assert!(e.to_string().contains("since been rebuilt"), "{e}");
-        let prepared = gpu.prepare_g1(bases).unwrap();
+        let prepared = gpu.prepare_bases::<G1>(bases, Placement::PLAIN).unwrap();
         assert_eq!(
-            gpu.msm_g1(&prepared, &[MsmInput::dense(&scalars)]).unwrap(),
+            gpu.msm(&prepared, &[MsmInput::dense(&scalars)]).unwrap(),
             expected
         );
     }
@@ -640,13 +579,16 @@ mod tests {
         })
         .unwrap();
         let prepared = gpu
-            .prepare_g1(Arc::new(vec![G1Affine::from(
-                <G1Projective as group::Group>::generator(),
-            )]))
+            .prepare_bases::<G1>(
+                Arc::new(vec![G1Affine::from(
+                    <G1Projective as group::Group>::generator(),
+                )]),
+                Placement::PLAIN,
+            )
             .unwrap();
         poison.store(true, Ordering::Release);
         let e = gpu
-            .msm_g1(&prepared, &[MsmInput::dense(&[<Scalar as ff::Field>::ONE])])
+            .msm(&prepared, &[MsmInput::dense(&[<Scalar as ff::Field>::ONE])])
             .unwrap_err();
         assert!(matches!(e, Error::DeviceLost { .. }), "{e:?}");
         assert!(e.to_string().contains("could not be opened"), "{e}");

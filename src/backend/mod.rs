@@ -1,40 +1,32 @@
-//! The `Backend` trait: what a device offers the prover (DESIGN.md, Layout).
+//! The `Backend` trait and its types: the operations a device offers a proof.
 //!
-//! Fine operations (NTT, H, G1/G2 MSM) are what tests and benchmarks call one by one;
-//! the coarse [`Backend::g1_side`] — H then the H, L, A and B_G1 MSMs of one proof —
-//! composes them by default, and a GPU backend overrides it to keep data on the
-//! device. B_G2 stays a separate call so the finalizer can place it.
+//! Fine operations only — NTT, H, and MSMs over either group — each callable on
+//! its own by tests and benchmarks. The steps of a proof that compose them live
+//! in [`crate::groth16::steps`]; where bases are kept is decided by the engine's
+//! placement ([`crate::engine::placement`]) and passed in as a [`Placement`].
 
 pub mod cpu;
 mod gpu;
+mod group;
 mod select;
-
-use std::any::Any;
-use std::sync::Arc;
+pub mod simulated;
 
 use crate::density::Density;
 use crate::error::{Error, Result};
-use crate::groth16::Parameters;
-use crate::synthesis::Assignment;
-use crate::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use crate::Scalar;
 
 pub use cpu::CpuBackend;
-pub use gpu::{CudaBackend, DeviceApi, GpuBackend, WgpuBackend, WgpuOptions};
-pub use select::{available_backends, open_backend, open_backends, BackendKind, BackendReport};
-
-/// A set of G1 bases prepared by a backend (resident on its device where it has one).
-#[derive(Clone)]
-pub struct G1Bases {
-    pub host: Arc<Vec<G1Affine>>,
-    pub device: Option<Arc<dyn Any + Send + Sync>>,
-}
-
-/// A set of G2 bases prepared by a backend.
-#[derive(Clone)]
-pub struct G2Bases {
-    pub host: Arc<Vec<G2Affine>>,
-    pub device: Option<Arc<dyn Any + Send + Sync>>,
-}
+pub use gpu::{
+    AdapterChoice, CudaBackend, CudaOptions, DeviceApi, GpuBackend, WgpuBackend, WgpuOptions,
+};
+pub use group::{
+    Bases, BasesRef, Curve, DeviceBases, G1Bases, G2Bases, Group, HostBases, MsmGroup, Placement,
+    Sums, G1, G2,
+};
+pub use select::{
+    available_backends, open_backend, open_backend_with, open_backends, BackendKind,
+    BackendOptions, BackendReport,
+};
 
 /// One scalar vector of an MSM. With a density, `scalars` has one entry per variable
 /// and the k-th variable whose bit is set pairs with base `base_offset + k`; without,
@@ -74,61 +66,6 @@ impl<'a> MsmInput<'a> {
     }
 }
 
-/// A parameter set's bases prepared by one backend.
-pub struct PreparedParams {
-    pub params: Arc<Parameters>,
-    pub h: G1Bases,
-    pub l: G1Bases,
-    pub a: G1Bases,
-    pub b_g1: G1Bases,
-    pub b_g2: G2Bases,
-}
-
-impl PreparedParams {
-    /// Bases prepared as the backend sees fit (the cuda backend keeps them
-    /// resident where they fit in device memory and streams them otherwise).
-    pub fn new(backend: &dyn Backend, params: Arc<Parameters>) -> Result<Self> {
-        Ok(PreparedParams {
-            h: backend.prepare_g1(params.h.clone())?,
-            l: backend.prepare_g1(params.l.clone())?,
-            a: backend.prepare_g1(params.a.clone())?,
-            b_g1: backend.prepare_g1(params.b_g1.clone())?,
-            b_g2: backend.prepare_g2(params.b_g2.clone())?,
-            params,
-        })
-    }
-
-    /// Bases left in host memory and streamed to the device by every MSM, on a
-    /// backend that can stream them ([`Backend::streams_bases`]).
-    pub fn streamed(backend: &dyn Backend, params: Arc<Parameters>) -> Result<Self> {
-        Ok(PreparedParams {
-            h: backend.prepare_g1_streamed(params.h.clone())?,
-            l: backend.prepare_g1_streamed(params.l.clone())?,
-            a: backend.prepare_g1_streamed(params.a.clone())?,
-            b_g1: backend.prepare_g1_streamed(params.b_g1.clone())?,
-            b_g2: backend.prepare_g2_streamed(params.b_g2.clone())?,
-            params,
-        })
-    }
-}
-
-/// The G1 side of one proof: every MSM result the critical path produces, and how
-/// long each step took (seconds, in [`G1_STEPS`] order; 0 where not measured).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct G1Side {
-    pub h: G1Projective,
-    pub l: G1Projective,
-    pub a: G1Projective,
-    pub b_g1: G1Projective,
-    pub seconds: [f64; 5],
-    /// How long the device was busy with it, from device events, where the backend
-    /// measures that.
-    pub device_seconds: Option<f64>,
-}
-
-/// Names of the steps of [`G1Side::seconds`].
-pub const G1_STEPS: [&str; 5] = ["h", "msm_h", "msm_l", "msm_a", "msm_b_g1"];
-
 pub trait Backend: Send + Sync {
     /// Short name: `cpu`, `cuda`, `wgpu`.
     fn name(&self) -> &'static str;
@@ -136,31 +73,51 @@ pub trait Backend: Send + Sync {
     /// The device this backend runs on, in words.
     fn device(&self) -> String;
 
-    fn prepare_g1(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases>;
-    fn prepare_g2(&self, bases: Arc<Vec<G2Affine>>) -> Result<G2Bases>;
+    /// Whether the work runs on a device beside the host's cores (so that moving
+    /// a step to the CPU frees the device for the next proof).
+    fn has_device(&self) -> bool {
+        false
+    }
 
-    /// Whether this backend can leave bases in host memory and stream them to its
-    /// device per MSM (for parameter sets larger than the device memory).
+    /// Keeps a set of bases where `placement` says and returns what the device
+    /// holds for them.
+    fn prepare(&self, bases: &HostBases, placement: Placement) -> Result<DeviceBases>;
+
+    /// Whether this backend can leave bases in host memory and stream them to
+    /// its device per MSM ([`Placement::Streamed`]).
     fn streams_bases(&self) -> bool {
         false
     }
-    /// Bases kept in host memory and streamed per MSM; backends that do not
-    /// stream prepare them as usual.
-    fn prepare_g1_streamed(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {
-        self.prepare_g1(bases)
+
+    /// The most precomputed copies per base this backend makes (1: none).
+    fn max_table_copies(&self) -> u32 {
+        1
     }
-    fn prepare_g2_streamed(&self, bases: Arc<Vec<G2Affine>>) -> Result<G2Bases> {
-        self.prepare_g2(bases)
+
+    /// Device bytes a resident set of `len` bases with at most `max_copies`
+    /// copies per base takes.
+    fn resident_bytes(&self, group: Group, len: usize, max_copies: u32) -> usize {
+        let _ = max_copies;
+        len * match group {
+            Group::G1 => G1::AFFINE_BYTES,
+            Group::G2 => G2::AFFINE_BYTES,
+        }
+    }
+
+    /// Device bytes an MSM of `len` terms needs beside its bases.
+    fn msm_scratch_bytes(&self, len: usize) -> usize {
+        let _ = len;
+        0
     }
 
     /// In-place radix-2 NTT of a power-of-two-length vector (inverse includes the
     /// division by its length).
     fn ntt(&self, values: &mut [Scalar], inverse: bool) -> Result<()>;
 
-    /// H of REFERENCE.md step 3: the m − 1 coefficients of (A·B − C)/Z, for a, b, c
-    /// of equal length n ≤ m = 2^⌈log2 n⌉. Works in place: on return `a` holds H,
-    /// and `b` and `c` are spent scratch the caller releases (so that the engine can
-    /// free them off the hot path).
+    /// H: the m − 1 coefficients of (A·B − C)/Z, for a, b, c of equal length
+    /// n ≤ m = 2^⌈log2 n⌉. Works in place: on return `a` holds H, and `b` and `c`
+    /// are spent scratch the caller releases (so that the engine can free them
+    /// off the hot path).
     fn compute_h(
         &self,
         a: &mut Vec<Scalar>,
@@ -168,23 +125,8 @@ pub trait Backend: Send + Sync {
         c: &mut Vec<Scalar>,
     ) -> Result<()>;
 
-    /// Several G1 MSMs over one base set.
-    fn msm_g1(&self, bases: &G1Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G1Projective>>;
-
-    /// Several G2 MSMs over one base set.
-    fn msm_g2(&self, bases: &G2Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G2Projective>>;
-
-    /// The whole G1 side of a proof. Takes a, b and c out of the assignment and hands
-    /// every buffer it no longer needs to `dispose` as soon as it is spent (a, b, c
-    /// once H exists, H once its MSM ran); reads the variables and densities.
-    fn g1_side(
-        &self,
-        prepared: &PreparedParams,
-        asg: &mut Assignment,
-        dispose: &mut dyn FnMut(Vec<Scalar>),
-    ) -> Result<G1Side> {
-        compose_g1_side(self, prepared, asg, dispose)
-    }
+    /// Several MSMs over one set of prepared bases (call it through [`Msm::msm`]).
+    fn msm_sums(&self, bases: BasesRef<'_>, inputs: &[MsmInput<'_>]) -> Result<Sums>;
 
     /// Free and total device memory in bytes, where the backend has a device.
     fn memory(&self) -> Option<(usize, usize)> {
@@ -198,9 +140,10 @@ pub trait Backend: Send + Sync {
         Ok(())
     }
 
-    /// Runs `work` and returns how long the device was busy with it, measured with
-    /// device events (CUDA events, GPU timestamps); None for a backend without a
-    /// device clock, whose callers time with the host clock.
+    /// Runs `work` (one proof's device steps) and returns how long the device
+    /// was busy with it, measured with device events (CUDA events, GPU
+    /// timestamps); None for a backend without a device clock, whose callers
+    /// time with the host clock.
     fn device_time(
         &self,
         work: &mut dyn FnMut() -> Result<()>,
@@ -208,84 +151,42 @@ pub trait Backend: Send + Sync {
         work()?;
         Ok(None)
     }
-
-    /// Whether B_G2 should run on this backend rather than on the CPU, given how many
-    /// of its scalars are neither 0 nor 1.
-    fn b_g2_on_device(&self, _effective_terms: usize) -> bool {
-        false
-    }
-
-    /// The B_G2 MSM of a proof.
-    fn b_g2(&self, prepared: &PreparedParams, asg: &Assignment) -> Result<G2Projective> {
-        let parts = self.msm_g2(&prepared.b_g2, &b_inputs(asg))?;
-        Ok(parts[0] + parts[1])
-    }
 }
 
-/// B's two MSM inputs: inputs in B's input density, then aux variables in B's aux
-/// density, whose bases start at |B-input density| (REFERENCE.md step 4).
-pub fn b_inputs(asg: &Assignment) -> [MsmInput<'_>; 2] {
-    [
-        MsmInput {
-            scalars: &asg.input,
-            density: Some(&asg.b_input_density),
-            base_offset: 0,
-        },
-        MsmInput {
-            scalars: &asg.aux,
-            density: Some(&asg.b_aux_density),
-            base_offset: asg.b_input_density.count(),
-        },
-    ]
+/// MSMs and bases of either group through any backend, typed by the group.
+pub trait Msm {
+    /// Bases of group `C` kept where `placement` says.
+    fn prepare_bases<C: MsmGroup>(
+        &self,
+        bases: Arc<Vec<C::Base>>,
+        placement: Placement,
+    ) -> Result<Bases<C>>;
+
+    /// Several MSMs over one set of bases of group `C`.
+    fn msm<C: MsmGroup>(&self, bases: &Bases<C>, inputs: &[MsmInput<'_>])
+        -> Result<Vec<C::Output>>;
 }
 
-/// The G1 side composed from the fine operations: what [`Backend::g1_side`] does
-/// unless a backend overrides it (an override may call this and add to it).
-pub fn compose_g1_side<B: Backend + ?Sized>(
-    backend: &B,
-    prepared: &PreparedParams,
-    asg: &mut Assignment,
-    dispose: &mut dyn FnMut(Vec<Scalar>),
-) -> Result<G1Side> {
-    let mut seconds = [0.0; 5];
-    let mut t = std::time::Instant::now();
-    let mut lap = |i: usize| {
-        seconds[i] = t.elapsed().as_secs_f64();
-        t = std::time::Instant::now();
-    };
-    let mut h = std::mem::take(&mut asg.a);
-    let mut b = std::mem::take(&mut asg.b);
-    let mut c = std::mem::take(&mut asg.c);
-    backend.compute_h(&mut h, &mut b, &mut c)?;
-    dispose(b);
-    dispose(c);
-    lap(0);
-    let asg = &*asg;
-    let h_msm = backend.msm_g1(&prepared.h, &[MsmInput::dense(&h)])?[0];
-    dispose(h);
-    lap(1);
-    let l = backend.msm_g1(&prepared.l, &[MsmInput::dense(&asg.aux)])?[0];
-    lap(2);
-    let a_parts = backend.msm_g1(
-        &prepared.a,
-        &[
-            MsmInput::dense(&asg.input),
-            MsmInput {
-                scalars: &asg.aux,
-                density: Some(&asg.a_aux_density),
-                base_offset: asg.input.len(),
-            },
-        ],
-    )?;
-    lap(3);
-    let b_parts = backend.msm_g1(&prepared.b_g1, &b_inputs(asg))?;
-    lap(4);
-    Ok(G1Side {
-        h: h_msm,
-        l,
-        a: a_parts[0] + a_parts[1],
-        b_g1: b_parts[0] + b_parts[1],
-        seconds,
-        device_seconds: None,
-    })
+use std::sync::Arc;
+
+impl<B: Backend + ?Sized> Msm for B {
+    fn prepare_bases<C: MsmGroup>(
+        &self,
+        bases: Arc<Vec<C::Base>>,
+        placement: Placement,
+    ) -> Result<Bases<C>> {
+        let device = self.prepare(&C::host(bases.clone()), placement)?;
+        Ok(Bases {
+            host: bases,
+            device,
+        })
+    }
+
+    fn msm<C: MsmGroup>(
+        &self,
+        bases: &Bases<C>,
+        inputs: &[MsmInput<'_>],
+    ) -> Result<Vec<C::Output>> {
+        C::unwrap(self.msm_sums(C::wrap(bases), inputs)?)
+    }
 }

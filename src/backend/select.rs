@@ -2,10 +2,17 @@
 
 use std::sync::Arc;
 
-use super::{Backend, CpuBackend, CudaBackend, WgpuBackend};
+use super::{Backend, CpuBackend, CudaBackend, CudaOptions, WgpuBackend, WgpuOptions};
 use crate::error::Result;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// Options of every backend kind, for opening backends by kind.
+#[derive(Clone, Debug, Default)]
+pub struct BackendOptions {
+    pub cuda: CudaOptions,
+    pub wgpu: WgpuOptions,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendKind {
     Cpu,
     Cuda,
@@ -25,17 +32,39 @@ impl std::fmt::Display for BackendKind {
     }
 }
 
-/// Opens a backend; `Auto` never fails (the CPU is always there).
+impl std::str::FromStr for BackendKind {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "cpu" => Ok(BackendKind::Cpu),
+            "cuda" => Ok(BackendKind::Cuda),
+            "wgpu" => Ok(BackendKind::Wgpu),
+            "auto" => Ok(BackendKind::Auto),
+            other => Err(format!(
+                "unknown backend `{}` (cpu, cuda, wgpu or auto)",
+                other.chars().take(32).collect::<String>()
+            )),
+        }
+    }
+}
+
+/// Opens a backend with default options; `Auto` never fails (the CPU is
+/// always there).
 pub fn open_backend(kind: BackendKind) -> Result<Arc<dyn Backend>> {
+    open_backend_with(kind, &BackendOptions::default())
+}
+
+/// Opens a backend with `options`.
+pub fn open_backend_with(kind: BackendKind, options: &BackendOptions) -> Result<Arc<dyn Backend>> {
     Ok(match kind {
         BackendKind::Cpu => Arc::new(CpuBackend),
-        BackendKind::Cuda => Arc::new(CudaBackend::open()?),
-        BackendKind::Wgpu => Arc::new(WgpuBackend::open()?),
+        BackendKind::Cuda => Arc::new(CudaBackend::open_device(0, options.cuda.clone())?),
+        BackendKind::Wgpu => Arc::new(WgpuBackend::open_with(options.wgpu.clone())?),
         BackendKind::Auto => {
-            if let Ok(b) = CudaBackend::open() {
+            if let Ok(b) = CudaBackend::open_device(0, options.cuda.clone()) {
                 Arc::new(b)
             } else {
-                match WgpuBackend::open() {
+                match WgpuBackend::open_with(options.wgpu.clone()) {
                     Ok(b) if !b.is_software() => Arc::new(b),
                     _ => Arc::new(CpuBackend),
                 }
@@ -51,12 +80,16 @@ pub fn open_backend(kind: BackendKind) -> Result<Arc<dyn Backend>> {
 pub fn open_backends(
     kind: BackendKind,
     devices: Option<&[usize]>,
+    options: &BackendOptions,
 ) -> Result<Vec<Arc<dyn Backend>>> {
     let cuda_all = || -> Result<Vec<usize>> { super::gpu::cuda::ordinals() };
     let open_cuda = |ordinals: Vec<usize>| -> Result<Vec<Arc<dyn Backend>>> {
         ordinals
             .into_iter()
-            .map(|o| CudaBackend::open_device(o).map(|b| Arc::new(b) as Arc<dyn Backend>))
+            .map(|o| {
+                CudaBackend::open_device(o, options.cuda.clone())
+                    .map(|b| Arc::new(b) as Arc<dyn Backend>)
+            })
             .collect()
     };
     match (kind, devices) {
@@ -64,7 +97,7 @@ pub fn open_backends(
         (BackendKind::Cuda, None) => open_cuda(cuda_all()?),
         (BackendKind::Auto, list) => match cuda_all() {
             Ok(all) if !all.is_empty() => open_cuda(list.map(|l| l.to_vec()).unwrap_or(all)),
-            _ => Ok(vec![open_backend(BackendKind::Auto)?]),
+            _ => Ok(vec![open_backend_with(BackendKind::Auto, options)?]),
         },
         (BackendKind::Wgpu, list) => {
             let indices: Vec<usize> = match list {
@@ -77,9 +110,9 @@ pub fn open_backends(
             indices
                 .into_iter()
                 .map(|i| {
-                    WgpuBackend::open_with(super::WgpuOptions {
-                        adapter: Some(i),
-                        ..Default::default()
+                    WgpuBackend::open_with(WgpuOptions {
+                        adapter: Some(crossgroth_wgpu::AdapterChoice::Index(i)),
+                        ..options.wgpu.clone()
                     })
                     .map(|b| Arc::new(b) as Arc<dyn Backend>)
                 })
@@ -88,7 +121,7 @@ pub fn open_backends(
         (BackendKind::Cpu, Some(list)) if list != [0] => Err(crate::Error::Invalid(format!(
             "the cpu backend has one device (0); --devices {list:?} names others"
         ))),
-        (other, _) => Ok(vec![open_backend(other)?]),
+        (other, _) => Ok(vec![open_backend_with(other, options)?]),
     }
 }
 
@@ -101,12 +134,12 @@ pub struct BackendReport {
 
 /// Every backend and device of this machine (each CUDA device on its own line), or
 /// why a backend is unavailable.
-pub fn available_backends() -> Vec<BackendReport> {
+pub fn available_backends(options: &BackendOptions) -> Vec<BackendReport> {
     let mut out = vec![BackendReport {
         name: "cpu",
         status: Ok(CpuBackend.device()),
     }];
-    match open_backends(BackendKind::Cuda, None) {
+    match open_backends(BackendKind::Cuda, None, options) {
         Ok(devices) if !devices.is_empty() => out.extend(devices.iter().map(|b| BackendReport {
             name: "cuda",
             status: Ok(b.device()),

@@ -1,7 +1,8 @@
-//! A backend that models a device for tests and benchmarks: the critical path holds
-//! one device slot for a configured time and uses no CPU, and returns the result a
-//! real device would. Results are computed once per distinct witness on the CPU
-//! (outside the slot) and replayed, so every proof still verifies.
+//! A backend that models a device for tests and benchmarks: the device steps
+//! of one proof hold one device slot for a configured time, and return what a
+//! real device would. Results are computed once per distinct input on the CPU
+//! (outside the slot) and replayed, so every proof still verifies and a replayed
+//! proof costs almost no CPU.
 //!
 //! It can also be told to fail, to test that one job's backend error leaves the
 //! others alone.
@@ -12,10 +13,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::backend::{Backend, CpuBackend, G1Bases, G1Side, G2Bases, MsmInput, PreparedParams};
+use super::{Backend, BasesRef, CpuBackend, DeviceBases, HostBases, MsmInput, Placement, Sums};
 use crate::error::{Error, Result};
-use crate::synthesis::Assignment;
-use crate::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use crate::Scalar;
 
 pub struct SimulatedDevice {
     /// Which device this is: bases it prepares carry this tag, and it refuses bases
@@ -26,8 +26,10 @@ pub struct SimulatedDevice {
     /// Total device memory it reports, if any.
     pub memory_total: Option<usize>,
     slot: Mutex<()>,
-    cache: Mutex<HashMap<u64, G1Side>>,
-    /// Calls of `g1_side` (1-based) from this one to `fail_until` fail, when set.
+    /// Results by a digest of their inputs.
+    msm_cache: Mutex<HashMap<u64, Sums>>,
+    h_cache: Mutex<HashMap<u64, Vec<Scalar>>>,
+    /// Critical paths (1-based) from this one to `fail_until` fail, when set.
     fail_call: Option<usize>,
     fail_until: usize,
     /// Whether its failures are a lost device (Error::DeviceLost).
@@ -52,7 +54,8 @@ impl SimulatedDevice {
             g1_time,
             memory_total: None,
             slot: Mutex::new(()),
-            cache: Mutex::new(HashMap::new()),
+            msm_cache: Mutex::new(HashMap::new()),
+            h_cache: Mutex::new(HashMap::new()),
             fail_call: None,
             fail_until: 0,
             fail_lost: false,
@@ -163,17 +166,16 @@ impl SimulatedDevice {
     }
 }
 
-fn fingerprint(asg: &Assignment) -> u64 {
+/// A digest of values (a cache key).
+fn digest(parts: &[&[Scalar]], extra: &[usize]) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    for v in asg
-        .input
-        .iter()
-        .chain(asg.aux.iter().take(64))
-        .chain(asg.aux.iter().rev().take(64))
-    {
-        v.to_bytes_le().hash(&mut h);
+    for p in parts {
+        p.len().hash(&mut h);
+        for v in p.iter() {
+            v.to_bytes_le().hash(&mut h);
+        }
     }
-    asg.aux.len().hash(&mut h);
+    extra.hash(&mut h);
     h.finish()
 }
 
@@ -192,30 +194,17 @@ impl Backend for SimulatedDevice {
         std::thread::sleep(self.warm_up_time);
         Ok(())
     }
-    fn prepare_g1(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {
-        self.hold(bases.len() * std::mem::size_of::<G1Affine>());
-        Ok(G1Bases {
-            host: bases,
-            device: self.tag(),
-        })
-    }
-    fn prepare_g2(&self, bases: Arc<Vec<G2Affine>>) -> Result<G2Bases> {
-        self.hold(bases.len() * std::mem::size_of::<G2Affine>());
-        Ok(G2Bases {
-            host: bases,
-            device: self.tag(),
-        })
-    }
     fn streams_bases(&self) -> bool {
         self.streams
     }
-    fn prepare_g1_streamed(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {
-        self.streamed_sets.fetch_add(1, Ordering::AcqRel);
-        self.prepare_g1(bases)
-    }
-    fn prepare_g2_streamed(&self, bases: Arc<Vec<G2Affine>>) -> Result<G2Bases> {
-        self.streamed_sets.fetch_add(1, Ordering::AcqRel);
-        self.prepare_g2(bases)
+    fn prepare(&self, bases: &HostBases, placement: Placement) -> Result<DeviceBases> {
+        let bytes = self.resident_bytes(bases.group(), bases.len(), 1);
+        if placement == Placement::Streamed && self.streams {
+            self.streamed_sets.fetch_add(1, Ordering::AcqRel);
+        } else {
+            self.hold(bytes);
+        }
+        Ok(self.tag())
     }
     fn ntt(&self, values: &mut [Scalar], inverse: bool) -> Result<()> {
         CpuBackend.ntt(values, inverse)
@@ -226,27 +215,43 @@ impl Backend for SimulatedDevice {
         b: &mut Vec<Scalar>,
         c: &mut Vec<Scalar>,
     ) -> Result<()> {
-        CpuBackend.compute_h(a, b, c)
-    }
-    fn msm_g1(&self, bases: &G1Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G1Projective>> {
-        self.check_binding(&bases.device)?;
-        CpuBackend.msm_g1(bases, inputs)
-    }
-    fn msm_g2(&self, bases: &G2Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G2Projective>> {
-        self.check_binding(&bases.device)?;
-        CpuBackend.msm_g2(bases, inputs)
-    }
-
-    fn g1_side(
-        &self,
-        prepared: &PreparedParams,
-        asg: &mut Assignment,
-        dispose: &mut dyn FnMut(Vec<Scalar>),
-    ) -> Result<G1Side> {
-        for bases in [&prepared.h, &prepared.l, &prepared.a, &prepared.b_g1] {
-            self.check_binding(&bases.device)?;
+        let key = digest(&[a, b, c], &[]);
+        if let Some(h) = self.h_cache.lock().unwrap().get(&key) {
+            a.clear();
+            a.extend_from_slice(h);
+            return Ok(());
         }
-        self.check_binding(&prepared.b_g2.device)?;
+        CpuBackend.compute_h(a, b, c)?;
+        self.h_cache.lock().unwrap().insert(key, a.clone());
+        Ok(())
+    }
+    fn msm_sums(&self, bases: BasesRef<'_>, inputs: &[MsmInput<'_>]) -> Result<Sums> {
+        let (device, host) = match bases {
+            BasesRef::G1(b) => (&b.device, Arc::as_ptr(&b.host) as usize),
+            BasesRef::G2(b) => (&b.device, Arc::as_ptr(&b.host) as usize),
+        };
+        self.check_binding(device)?;
+        let mut key = digest(&[], &[host]);
+        for i in inputs {
+            let words: Vec<usize> = i
+                .density
+                .map(|d| d.words().iter().map(|w| *w as usize).collect())
+                .unwrap_or_default();
+            key ^= digest(&[i.scalars], &[i.base_offset, words.len()])
+                .rotate_left(7)
+                .wrapping_add(digest(&[], &words));
+            key = key.rotate_left(13);
+        }
+        if let Some(s) = self.msm_cache.lock().unwrap().get(&key) {
+            return Ok(s.clone());
+        }
+        let sums = CpuBackend.msm_sums(bases, inputs)?;
+        self.msm_cache.lock().unwrap().insert(key, sums.clone());
+        Ok(sums)
+    }
+    /// The device steps of one proof: computed (or replayed) first, then one
+    /// slot held for `g1_time`; the configured failures happen here.
+    fn device_time(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Option<Duration>> {
         let call = self.calls.fetch_add(1, Ordering::AcqRel) + 1;
         if self
             .fail_call
@@ -265,31 +270,9 @@ impl Backend for SimulatedDevice {
                 }
             });
         }
-        let key = fingerprint(asg);
-        let cached = self.cache.lock().unwrap().get(&key).copied();
-        let side = match cached {
-            Some(side) => side,
-            None => {
-                let mut scratch = asg.clone();
-                let side =
-                    crate::backend::compose_g1_side(self, prepared, &mut scratch, &mut drop)?;
-                self.cache.lock().unwrap().insert(key, side);
-                side
-            }
-        };
+        work()?;
         let _slot = self.slot.lock().unwrap();
         std::thread::sleep(self.g1_time);
-        for v in [
-            std::mem::take(&mut asg.a),
-            std::mem::take(&mut asg.b),
-            std::mem::take(&mut asg.c),
-        ] {
-            dispose(v);
-        }
-        Ok(G1Side {
-            seconds: [0.0; 5],
-            device_seconds: Some(self.g1_time.as_secs_f64()),
-            ..side
-        })
+        Ok(Some(self.g1_time))
     }
 }

@@ -1,6 +1,7 @@
 //! N public inputs y_i = x_i², plus aux variables that are missing from some
 //! densities: u_i appears only in C, v_i only in A, w_i only in B. It exercises the
-//! density-dependent base offsets of REFERENCE.md step 4.
+//! density-dependent base offsets of A and B (bellperson's layout: the aux
+//! bases of A and B follow the bases of the inputs their densities include).
 
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use ff::Field;

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
-use crossgroth::backend::{
-    b_inputs, open_backend, Backend, BackendKind, CpuBackend, MsmInput, PreparedParams,
-};
+use crossgroth::backend::{open_backend_with, Backend, BackendKind, CpuBackend, Msm, MsmInput};
 use crossgroth::circuits::CircuitSpec;
+use crossgroth::engine::placement;
+use crossgroth::groth16::steps::{a_inputs, b_inputs};
+use crossgroth::groth16::PreparedParams;
 use crossgroth::groth16::{self, Parameters, Prover};
 use crossgroth::synthesis::{synthesize, Assignment};
 use crossgroth::Scalar;
@@ -51,13 +52,15 @@ pub fn run(circuit: CircuitSpec, params_path: Option<PathBuf>, seed: u64) -> Res
     let cpu: Arc<dyn Backend> = Arc::new(CpuBackend);
     let others: Vec<Arc<dyn Backend>> = [BackendKind::Cuda, BackendKind::Wgpu]
         .into_iter()
-        .filter_map(|k| match open_backend(k) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                println!("{k}: skipped, {e}");
-                None
-            }
-        })
+        .filter_map(
+            |k| match open_backend_with(k, super::backend_flags::backend_options()) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    println!("{k}: skipped, {e}");
+                    None
+                }
+            },
+        )
         .collect();
     let mut failures = 0;
     for other in &others {
@@ -126,22 +129,18 @@ fn compare(
         other_s,
     });
 
-    let pc = PreparedParams::new(cpu.as_ref(), params.clone())?;
-    let po = PreparedParams::new(other.as_ref(), params.clone())?;
-    let a_aux = MsmInput {
-        scalars: &asg.aux,
-        density: Some(&asg.a_aux_density),
-        base_offset: asg.input.len(),
-    };
+    let placed = super::backend_flags::placement();
+    let (pc, _) = placement::place(cpu.as_ref(), params, &placed, 0)?;
+    let (po, _) = placement::place(other.as_ref(), params, &placed, 0)?;
     let g1_ops: [G1Op<'_>; 4] = [
         ("msm h", |p| &p.h, vec![MsmInput::dense(&h_cpu)]),
         ("msm l", |p| &p.l, vec![MsmInput::dense(&asg.aux)]),
-        ("msm a", |p| &p.a, vec![MsmInput::dense(&asg.input), a_aux]),
+        ("msm a", |p| &p.a, a_inputs(asg).to_vec()),
         ("msm b_g1", |p| &p.b_g1, b_inputs(asg).to_vec()),
     ];
     for (op, bases, inputs) in g1_ops {
-        let (c, cpu_s) = timed(|| cpu.msm_g1(bases(&pc), &inputs))?;
-        let (o, other_s) = timed(|| other.msm_g1(bases(&po), &inputs))?;
+        let (c, cpu_s) = timed(|| cpu.msm(bases(&pc), &inputs))?;
+        let (o, other_s) = timed(|| other.msm(bases(&po), &inputs))?;
         out.push(Outcome {
             op,
             matched: c == o,
@@ -149,8 +148,8 @@ fn compare(
             other_s,
         });
     }
-    let (c, cpu_s) = timed(|| cpu.msm_g2(&pc.b_g2, &b_inputs(asg)))?;
-    let (o, other_s) = timed(|| other.msm_g2(&po.b_g2, &b_inputs(asg)))?;
+    let (c, cpu_s) = timed(|| cpu.msm(&pc.b_g2, &b_inputs(asg)))?;
+    let (o, other_s) = timed(|| other.msm(&po.b_g2, &b_inputs(asg)))?;
     out.push(Outcome {
         op: "msm b_g2",
         matched: c == o,

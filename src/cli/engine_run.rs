@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
+use crossgroth::backend::simulated::SimulatedDevice;
 use crossgroth::backend::{open_backends, Backend, BackendKind};
 use crossgroth::circuits::CircuitSpec;
-use crossgroth::engine::simulated::SimulatedDevice;
 use crossgroth::engine::{Engine, EngineConfig, Job, RunSummary};
 use crossgroth::groth16::Parameters;
 use crossgroth::synthesis::RecordedShape;
@@ -46,9 +46,16 @@ pub fn run(args: EngineArgs) -> Result<()> {
                     .shared()
             })
             .collect(),
-        None => open_backends(args.backend, args.devices.as_deref())?,
+        None => open_backends(
+            args.backend,
+            args.devices.as_deref(),
+            super::backend_flags::backend_options(),
+        )?,
     };
-    let mut config = EngineConfig::default();
+    let mut config = EngineConfig {
+        placement: super::backend_flags::placement(),
+        ..EngineConfig::default()
+    };
     if let Some(w) = args.synthesis_workers {
         config.synthesis_workers = w;
     }

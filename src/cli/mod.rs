@@ -1,5 +1,6 @@
 //! Subcommands of the `crossgroth` binary.
 
+mod backend_flags;
 mod crosscheck;
 mod engine_run;
 mod files;
@@ -12,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use crossgroth::backend::{available_backends, open_backend, BackendKind};
+use crossgroth::backend::{available_backends, open_backend_with, BackendKind};
 use crossgroth::circuits::CircuitSpec;
 use crossgroth::groth16::{self, Parameters, Proof, ProveOptions, Prover};
 use crossgroth::synthesis;
@@ -29,6 +30,8 @@ use progress::Stage;
     about = "Groth16 prover for BLS12-381: CPU, CUDA and WGSL/wgpu backends, bellperson-identical proofs"
 )]
 struct Cli {
+    #[command(flatten)]
+    backend: backend_flags::BackendFlags,
     #[command(subcommand)]
     command: Command,
 }
@@ -63,7 +66,7 @@ enum Command {
         /// Where to write the public inputs (JSON); default: <proof>.inputs.json.
         #[arg(long)]
         inputs: Option<PathBuf>,
-        #[arg(long, value_enum, default_value_t = BackendKind::Auto)]
+        #[arg(long, default_value_t = BackendKind::Auto)]
         backend: BackendKind,
         /// Draw r and s from this seed instead of the OS's CSPRNG (reproducible bytes;
         /// such a proof is labelled seeded and is not zero-knowledge in practice).
@@ -127,7 +130,7 @@ enum Command {
     Demo {
         #[arg(long, default_value = "sha256:64")]
         circuit: CircuitSpec,
-        #[arg(long, value_enum, default_value_t = BackendKind::Auto)]
+        #[arg(long, default_value_t = BackendKind::Auto)]
         backend: BackendKind,
     },
 }
@@ -188,7 +191,9 @@ impl EngineOptions {
 }
 
 pub fn run() -> Result<()> {
-    match Cli::parse().command {
+    let cli = Cli::parse();
+    backend_flags::choose(&cli.backend);
+    match cli.command {
         Command::Setup {
             circuit,
             params,
@@ -310,10 +315,11 @@ fn prove(args: ProveArgs) -> Result<()> {
     let stage = Stage::start(&format!("reading {}", args.params.display()));
     let params = Arc::new(Parameters::read_file(&args.params, !args.trust_params)?);
     stage.finish();
-    let backend = open_backend(args.backend)?;
-    let prover = Prover::new(backend, params.clone())?.with_options(ProveOptions {
-        check_witness: args.check,
-    });
+    let backend = open_backend_with(args.backend, backend_flags::backend_options())?;
+    let prover = Prover::with_placement(backend, params.clone(), &backend_flags::placement())?
+        .with_options(ProveOptions {
+            check_witness: args.check,
+        });
     let circuit = args.circuit.instance(args.witness_seed);
     let public_inputs = circuit.public_inputs();
     let (r, s) = match args.seed {
@@ -392,7 +398,7 @@ fn verify(
 }
 
 fn devices() -> Result<()> {
-    for report in available_backends() {
+    for report in available_backends(backend_flags::backend_options()) {
         match report.status {
             Ok(device) => println!("{:5} available    {device}", report.name),
             Err(reason) => println!("{:5} unavailable  {reason}", report.name),
@@ -402,7 +408,7 @@ fn devices() -> Result<()> {
 }
 
 fn demo(circuit: CircuitSpec, backend: BackendKind) -> Result<()> {
-    let backend = open_backend(backend)?;
+    let backend = open_backend_with(backend, backend_flags::backend_options())?;
     println!(
         "crossgroth demo: {circuit} on the {} backend ({})",
         backend.name(),
@@ -414,7 +420,7 @@ fn demo(circuit: CircuitSpec, backend: BackendKind) -> Result<()> {
         "  setup (insecure, random)  {:8.3} s",
         t.elapsed().as_secs_f64()
     );
-    let prover = Prover::new(backend, params.clone())?;
+    let prover = Prover::with_placement(backend, params.clone(), &backend_flags::placement())?;
     let instance = circuit.instance(1);
     let inputs = instance.public_inputs();
     let t = Instant::now();

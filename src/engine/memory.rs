@@ -1,7 +1,7 @@
 //! The memory budget: every large buffer the engine allocates is charged here and
 //! credited when it is freed; admission also watches the process's measured
 //! anonymous resident memory, so estimates that undercount cannot run it out of
-//! memory (../shared/context/oom-story.md).
+//! memory (a production prover ran out of memory exactly that way).
 
 use std::time::{Duration, Instant};
 

@@ -7,7 +7,7 @@
 //!   every buffer freed on the way ─▶ deallocator threads (bounded queue) ─▶ budget credit
 //! ```
 //!
-//! What ../shared/context/oom-story.md taught, as mechanisms: each unit of work owns
+//! What a production prover's out-of-memory hunt taught, as mechanisms: each unit of work owns
 //! (Arc) everything it still reads; a, b, c are handed to the deallocator as soon as
 //! H exists and the assignment after its last MSM; every queue is bounded; a unit's
 //! memory charge travels with it from admission to its last free, so no permit is
@@ -16,7 +16,7 @@
 
 mod job;
 mod memory;
-pub mod simulated;
+pub mod placement;
 mod stats;
 mod workers;
 
@@ -33,12 +33,13 @@ use std::time::Instant;
 use crossbeam_channel::{bounded, Sender};
 use futures::channel::oneshot;
 
-use crate::backend::{Backend, PreparedParams};
+use crate::backend::Backend;
 use crate::error::{Error, Result};
-use crate::groth16::Parameters;
+use crate::groth16::{Parameters, PreparedParams};
 use crate::synthesis::Assignment;
 use job::{JobResults, JobState};
 use memory::ResidentSamples;
+use placement::{DevicePlacement, PlacementConfig};
 use stats::Stats;
 use workers::{DeviceTask, Disposal, FinalTask, SynthTask};
 
@@ -55,9 +56,10 @@ pub struct EngineConfig {
     pub device_queue_per_device: usize,
     /// Threads freeing buffers.
     pub deallocators: usize,
-    /// Share of each device's memory the engine may fill with resident parameter
-    /// bases and one proof's working buffers.
-    pub device_memory_fraction: f64,
+    /// Where parameter bases live on each device: the share of its memory
+    /// they may fill, and whether G1 bases are kept as tables of precomputed
+    /// copies.
+    pub placement: PlacementConfig,
     /// Set glibc's mmap threshold to 1 MiB for the whole process (default on), so
     /// freed buffers leave resident memory at once instead of staying in arenas.
     pub tune_allocator: bool,
@@ -72,7 +74,7 @@ impl Default for EngineConfig {
             memory_budget: default_budget(),
             device_queue_per_device: 2,
             deallocators: 2,
-            device_memory_fraction: 0.9,
+            placement: PlacementConfig::default(),
             tune_allocator: true,
         }
     }
@@ -138,10 +140,10 @@ pub(crate) struct Shared {
     final_tx: Sender<FinalTask>,
     dealloc_tx: Sender<Disposal>,
     jobs: Mutex<HashMap<String, Arc<JobState>>>,
-    /// Per device: parameter sets prepared on it (resident bases). The lock is held
-    /// while preparing, so a set is uploaded once even when the device worker and a
+    /// Per device: parameter sets placed on it. The lock is held while
+    /// preparing, so a set is uploaded once even when the device worker and a
     /// finalizer ask for it together.
-    prepared: Vec<Mutex<DeviceParams>>,
+    prepared: Vec<Mutex<DevicePlacement>>,
     stats: Mutex<Stats>,
     resident: Mutex<ResidentSamples>,
     stop: AtomicBool,
@@ -155,14 +157,6 @@ pub(crate) struct Shared {
     /// Device workers still warming their backend up (see Engine::wait_ready).
     warming: Mutex<usize>,
     warmed_cv: Condvar,
-}
-
-/// What one device holds: prepared parameter sets by address, and their bytes.
-/// Entries live as long as the engine (a prover serves few parameter sets).
-#[derive(Default)]
-struct DeviceParams {
-    sets: HashMap<usize, Arc<PreparedParams>>,
-    resident: usize,
 }
 
 /// The charge one circuit holds against the budget, from admission to its last free.
@@ -259,81 +253,22 @@ impl Shared {
 
     fn record(&self, stage: &str, job: &str, unit: usize, began: Instant) {
         let secs = began.elapsed().as_secs_f64();
-        log::info!(
-            "crossgroth-stage job={job} unit={unit} stage={stage} ms={:.3}",
-            secs * 1e3
-        );
+        crate::groth16::steps::log_stage(job, unit, stage, secs);
         self.stats.lock().unwrap().record(stage, began, secs);
     }
 
     fn prepared(&self, device: usize, params: &Arc<Parameters>) -> Result<Arc<PreparedParams>> {
-        let mut held = self.prepared[device].lock().unwrap();
-        let key = Arc::as_ptr(params) as usize;
-        if let Some(p) = held.sets.get(&key) {
-            return Ok(p.clone());
-        }
-        let backend = self.backends[device].as_ref();
-        let bases = params.heap_bytes();
-        let memory = backend.memory();
-        let mut streamed = false;
-        if let Some((_, total)) = memory {
-            // The device budget: resident bases plus one proof's working buffers
-            // (a, b, c, H and scratch; a device worker runs one proof at a time).
-            let working = 6 * (params.h.len() + 1) * std::mem::size_of::<crate::Scalar>();
-            let limit = (total as f64 * self.config.device_memory_fraction) as usize;
-            if held.resident + bases + working > limit {
-                // Too large to keep: stream the bases from host memory per MSM, on a
-                // backend that can, when the working buffers alone fit.
-                streamed = backend.streams_bases() && held.resident + working <= limit;
-                if !streamed {
-                    return Err(Error::Backend {
-                        backend: backend.name(),
-                        message: format!(
-                            "these parameters need {} of device memory ({} of bases, {} of working buffers) \
-                             beside {} already resident, over the device budget of {}{}",
-                            bytesize::ByteSize((bases + working) as u64),
-                            bytesize::ByteSize(bases as u64),
-                            bytesize::ByteSize(working as u64),
-                            bytesize::ByteSize(held.resident as u64),
-                            bytesize::ByteSize(limit as u64),
-                            if backend.streams_bases() {
-                                ""
-                            } else {
-                                " (this backend cannot stream bases from host memory)"
-                            }
-                        ),
-                    });
-                }
-                log::info!(
-                    "device {device}: {} of bases over the device budget of {}: streaming them from host memory",
-                    bytesize::ByteSize(bases as u64),
-                    bytesize::ByteSize(limit as u64)
-                );
-            }
-        }
-        let p = Arc::new(if streamed {
-            PreparedParams::streamed(backend, params.clone())?
-        } else {
-            PreparedParams::new(backend, params.clone())?
-        });
-        if let (Some((free_before, _)), false) = (memory, streamed) {
-            // What the device really holds now: more than the host's bytes where
-            // the backend keeps precomputed copies of the bases (cuda tables).
-            let grown = backend
-                .memory()
-                .map_or(0, |(free_after, _)| free_before.saturating_sub(free_after));
-            held.resident += bases.max(grown);
-        }
-        held.sets.insert(key, p.clone());
-        Ok(p)
+        self.prepared[device].lock().unwrap().prepared(
+            self.backends[device].as_ref(),
+            params,
+            &self.config.placement,
+        )
     }
 
     /// Drops what is prepared on a device after it failed: if the failure rebuilt
     /// its context, the old bases are gone, and the next circuit prepares again.
     fn forget_prepared(&self, device: usize) {
-        let mut held = self.prepared[device].lock().unwrap();
-        held.sets.clear();
-        held.resident = 0;
+        self.prepared[device].lock().unwrap().forget();
     }
 
     /// Resolves a job with an error. The id is released first, so whoever the
@@ -428,7 +363,7 @@ impl Engine {
             dealloc_tx,
             jobs: Mutex::new(HashMap::new()),
             prepared: (0..backends.len())
-                .map(|_| Mutex::new(DeviceParams::default()))
+                .map(|_| Mutex::new(DevicePlacement::default()))
                 .collect(),
             stats: Mutex::new(Stats::new(backends.len())),
             resident: Mutex::new(ResidentSamples::default()),

@@ -9,15 +9,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
-use ff::Field;
 use rand_core::OsRng;
 
 use super::job::{JobState, Synthesizer};
 use super::memory::{resident_anon_bytes, SAMPLE_EVERY};
 use super::{assignment_bytes, Charge, Shared};
-use crate::backend::{b_inputs, cpu::CpuBackend, Backend, G1Side, G2Bases, G1_STEPS};
 use crate::error::Error;
-use crate::groth16::{assemble, prepare_verifying_key, verify_proofs_batch, Proof};
+use crate::groth16::steps::{self, G1Side};
+use crate::groth16::{prepare_verifying_key, verify_proofs_batch, Proof};
 use crate::synthesis::{check_witness, Assignment};
 use crate::Scalar;
 
@@ -262,15 +261,15 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
             }
         };
         let began = Instant::now();
-        let backend = &s.backends[d];
-        let result = backend.g1_side(&prepared, &mut asg, &mut |v: Vec<Scalar>| {
+        let backend = s.backends[d].as_ref();
+        let result = steps::g1_side(backend, &prepared, &mut asg, &mut |v: Vec<Scalar>| {
             let bytes = scalar_bytes(&v);
             s.dispose(v, bytes, &charge)
         });
         {
             // Device events where the backend records them, else the host clock.
             let host = began.elapsed().as_secs_f64();
-            let busy = result.as_ref().ok().and_then(|g| g.device_seconds);
+            let busy = result.as_ref().ok().and_then(|g| g.times.device);
             let mut stats = s.stats.lock().unwrap();
             let dev = &mut stats.device_busy[d];
             dev.busy_s += busy.unwrap_or(host);
@@ -282,13 +281,9 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
             Ok(g1) => {
                 failures = 0;
                 let mut at = began;
-                for (step, secs) in G1_STEPS.iter().zip(g1.seconds) {
+                for (step, secs) in g1.times.g1_steps() {
                     if secs > 0.0 {
-                        log::info!(
-                            "crossgroth-stage job={} unit={index} stage={step} ms={:.3}",
-                            job.id,
-                            secs * 1e3
-                        );
+                        steps::log_stage(&job.id, index, step, secs);
                         s.stats.lock().unwrap().record(step, at, secs);
                         at += Duration::from_secs_f64(secs);
                     }
@@ -327,19 +322,6 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
     }
 }
 
-/// B scalars that a bucket pass would see (not 0, not 1): the MSM's real size.
-fn effective_b_terms(asg: &Assignment) -> usize {
-    let count = |v: &[Scalar], d: &crate::density::Density| {
-        d.ones()
-            .filter(|&i| {
-                let x = &v[i];
-                !bool::from(x.is_zero()) && *x != Scalar::ONE
-            })
-            .count()
-    };
-    count(&asg.input, &asg.b_input_density) + count(&asg.aux, &asg.b_aux_density)
-}
-
 fn next<T>(s: &Shared, rx: &Receiver<T>) -> Option<T> {
     loop {
         match rx.recv_timeout(Duration::from_millis(50)) {
@@ -364,22 +346,13 @@ pub(crate) fn finalize(s: Arc<Shared>, rx: Receiver<FinalTask>) {
             s.dispose_assignment(asg, &charge);
             continue;
         }
-        // B_G2 where it pays: on the device only when many B scalars are neither 0
-        // nor 1 (dense circuits); Filecoin-like circuits keep it on the CPU.
         let began = Instant::now();
-        let backend = &s.backends[device];
-        let b_g2 = if backend.b_g2_on_device(effective_b_terms(&asg)) {
-            s.prepared(device, &job.params)
-                .and_then(|p| backend.b_g2(&p, &asg))
-        } else {
-            let bases = G2Bases {
-                host: job.params.b_g2.clone(),
-                device: None,
-            };
-            CpuBackend
-                .msm_g2(&bases, &b_inputs(&asg))
-                .map(|v| v[0] + v[1])
-        };
+        let b_g2 = steps::b_g2(
+            s.backends[device].as_ref(),
+            || s.prepared(device, &job.params),
+            &job.params,
+            &asg,
+        );
         s.record("b_g2", &job.id, index, began);
         let b_g2 = match b_g2 {
             Ok(p) => p,
@@ -391,7 +364,7 @@ pub(crate) fn finalize(s: Arc<Shared>, rx: Receiver<FinalTask>) {
             }
         };
         let began = Instant::now();
-        let proof = assemble(&job.params.vk, &g1, &b_g2, job.r[index], job.s[index]);
+        let proof = steps::assemble(&job.params.vk, &g1, &b_g2, job.r[index], job.s[index]);
         s.record("assemble", &job.id, index, began);
         let public = asg.input[1..].to_vec();
         s.dispose_assignment(asg, &charge);

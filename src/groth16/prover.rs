@@ -1,19 +1,21 @@
-//! The prover: synthesis → witness check → G1 side on a backend → B_G2 → assembly.
-//! Proof math as bellperson's (REFERENCE.md step 5), so the bytes are the same.
+//! The prover: synthesis → witness check → the steps of one proof
+//! ([`super::steps`]) on a backend. bellperson's `create_proof*` names run it on
+//! the CPU backend.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use bellpepper_core::Circuit;
 use ff::Field;
-use group::{prime::PrimeCurveAffine, Curve};
+use group::prime::PrimeCurveAffine;
 use rand_core::RngCore;
 
+use super::steps::{self, PreparedParams};
 use super::{Parameters, Proof, VerifyingKey};
-use crate::backend::{Backend, CpuBackend, G1Side, PreparedParams};
+use crate::backend::{Backend, CpuBackend};
+use crate::engine::placement::{self, PlacementConfig};
 use crate::error::{Error, Result};
 use crate::synthesis::{self, check_witness, Assignment, RecordedShape};
-use crate::{G1Projective, G2Projective, Scalar};
+use crate::Scalar;
 
 /// What the prover checks besides what correctness requires.
 #[derive(Clone, Copy, Debug)]
@@ -38,8 +40,20 @@ pub struct Prover {
 }
 
 impl Prover {
+    /// Places the parameters' bases on `backend` as the default
+    /// [`PlacementConfig`] decides (cuda: tables of precomputed copies where
+    /// they fit).
     pub fn new(backend: Arc<dyn Backend>, params: Arc<Parameters>) -> Result<Self> {
-        let prepared = PreparedParams::new(backend.as_ref(), params)?;
+        Self::with_placement(backend, params, &PlacementConfig::default())
+    }
+
+    /// Places the parameters' bases on `backend` as `config` decides.
+    pub fn with_placement(
+        backend: Arc<dyn Backend>,
+        params: Arc<Parameters>,
+        config: &PlacementConfig,
+    ) -> Result<Self> {
+        let (prepared, _) = placement::place(backend.as_ref(), &params, config, 0)?;
         Ok(Self::from_prepared(backend, prepared))
     }
 
@@ -137,28 +151,21 @@ impl Prover {
         }
         let vk = &self.prepared.params.vk;
         check_delta(vk)?;
+        let backend = self.backend.as_ref();
         asgs.iter_mut()
             .zip(r.iter().zip(s))
-            .map(|(asg, (r, s))| {
-                let t = Instant::now();
-                let g1 = self.backend.g1_side(&self.prepared, asg, &mut drop)?;
-                let g1_ms = t.elapsed().as_secs_f64() * 1e3;
-                let t = Instant::now();
-                let b_g2 = self.backend.b_g2(&self.prepared, asg)?;
-                let b_g2_ms = t.elapsed().as_secs_f64() * 1e3;
-                let t = Instant::now();
-                let proof = assemble(vk, &g1, &b_g2, *r, *s);
-                let steps: String = crate::backend::G1_STEPS
-                    .iter()
-                    .zip(g1.seconds)
-                    .map(|(step, secs)| format!(" {step}_ms={:.2}", secs * 1e3))
-                    .collect();
-                log::info!(
-                    "stage backend={} rows={} g1_side_ms={g1_ms:.2}{steps} b_g2_ms={b_g2_ms:.2} assemble_ms={:.2}",
-                    self.backend.name(),
-                    shape.num_rows,
-                    t.elapsed().as_secs_f64() * 1e3
-                );
+            .enumerate()
+            .map(|(unit, (asg, (r, s)))| {
+                let mut g1 = steps::g1_side(backend, &self.prepared, asg, &mut drop)?;
+                let (b_g2, b_g2_secs) = steps::timed(|| {
+                    steps::b_g2(backend, || Ok(&self.prepared), &self.prepared.params, asg)
+                });
+                let b_g2 = b_g2?;
+                g1.times.b_g2 = b_g2_secs;
+                let (proof, assemble_secs) =
+                    steps::timed(|| steps::assemble(vk, &g1, &b_g2, *r, *s));
+                g1.times.assemble = assemble_secs;
+                g1.times.log(backend.name(), unit);
                 Ok(proof)
             })
             .collect()
@@ -184,31 +191,6 @@ pub(crate) fn check_delta(vk: &VerifyingKey) -> Result<()> {
         return Err(Error::IdentityDelta);
     }
     Ok(())
-}
-
-/// A = α₁ + r·δ₁ + A_msm; B = β₂ + s·δ₂ + B2_msm;
-/// C = s·A_msm + r·B1_msm + r·s·δ₁ + s·α₁ + r·β₁ + H + L.
-pub fn assemble(
-    vk: &VerifyingKey,
-    g1: &G1Side,
-    b_g2: &G2Projective,
-    r: Scalar,
-    s: Scalar,
-) -> Proof {
-    let a = G1Projective::from(vk.alpha_g1) + vk.delta_g1 * r + g1.a;
-    let b = G2Projective::from(vk.beta_g2) + vk.delta_g2 * s + b_g2;
-    let c = g1.a * s
-        + g1.b_g1 * r
-        + vk.delta_g1 * (r * s)
-        + vk.alpha_g1 * s
-        + vk.beta_g1 * r
-        + g1.h
-        + g1.l;
-    Proof {
-        a: a.to_affine(),
-        b: b.to_affine(),
-        c: c.to_affine(),
-    }
 }
 
 /// r then s, bellperson's order for one proof; for a batch, every r then every s.

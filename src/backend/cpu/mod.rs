@@ -5,11 +5,9 @@
 pub mod msm;
 pub mod ntt;
 
-use std::sync::Arc;
-
-use super::{Backend, G1Bases, G2Bases, MsmInput};
+use super::{Backend, BasesRef, DeviceBases, HostBases, MsmInput, Placement, Sums};
 use crate::error::Result;
-use crate::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use crate::Scalar;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CpuBackend;
@@ -23,18 +21,9 @@ impl Backend for CpuBackend {
         format!("{} CPU threads (rayon)", rayon::current_num_threads())
     }
 
-    fn prepare_g1(&self, bases: Arc<Vec<G1Affine>>) -> Result<G1Bases> {
-        Ok(G1Bases {
-            host: bases,
-            device: None,
-        })
-    }
-
-    fn prepare_g2(&self, bases: Arc<Vec<G2Affine>>) -> Result<G2Bases> {
-        Ok(G2Bases {
-            host: bases,
-            device: None,
-        })
+    /// The host copy is what the CPU reads, wherever it is told to keep them.
+    fn prepare(&self, _bases: &HostBases, _placement: Placement) -> Result<DeviceBases> {
+        Ok(None)
     }
 
     fn ntt(&self, values: &mut [Scalar], inverse: bool) -> Result<()> {
@@ -50,17 +39,14 @@ impl Backend for CpuBackend {
         ntt::compute_h(a, b, c)
     }
 
-    fn msm_g1(&self, bases: &G1Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G1Projective>> {
-        inputs
-            .iter()
-            .map(|input| msm::msm_g1(&bases.host, input))
-            .collect()
+    fn msm_sums(&self, bases: BasesRef<'_>, inputs: &[MsmInput<'_>]) -> Result<Sums> {
+        Ok(match bases {
+            BasesRef::G1(b) => Sums::G1(each(inputs, |i| msm::msm::<super::G1>(&b.host, i))?),
+            BasesRef::G2(b) => Sums::G2(each(inputs, |i| msm::msm::<super::G2>(&b.host, i))?),
+        })
     }
+}
 
-    fn msm_g2(&self, bases: &G2Bases, inputs: &[MsmInput<'_>]) -> Result<Vec<G2Projective>> {
-        inputs
-            .iter()
-            .map(|input| msm::msm_g2(&bases.host, input))
-            .collect()
-    }
+fn each<T>(inputs: &[MsmInput<'_>], f: impl Fn(&MsmInput<'_>) -> Result<T>) -> Result<Vec<T>> {
+    inputs.iter().map(f).collect()
 }

@@ -1,5 +1,5 @@
 //! Multi-scalar multiplication on the CPU with blst's single-threaded Pippenger,
-//! split over rayon's threads (REFERENCE.md: blst's own multithreaded `mult` runs on a
+//! split over rayon's threads (blst's own multithreaded `mult` runs on a
 //! second pool beside rayon's and would oversubscribe the cores).
 //!
 //! Groth16 witnesses are full of 0s and 1s (bits, booleans): zeros are skipped, ones
@@ -10,27 +10,20 @@ use blst::*;
 use ff::Field;
 use rayon::prelude::*;
 
-use super::super::MsmInput;
+use crate::backend::{MsmGroup, MsmInput, G1, G2};
 use crate::error::{Error, Result};
-use crate::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use crate::Scalar;
 
 /// The blst calls one group needs, so G1 and G2 share one MSM driver.
-trait Group: Sized {
-    type Affine;
-    type Point: Copy + Default;
+pub trait CpuGroup: MsmGroup {
     fn pippenger(points: &[*const Self::Affine], scalars: &[*const u8]) -> Self::Point;
     fn sum_affine(points: &[*const Self::Affine]) -> Self::Point;
     fn add(a: &Self::Point, b: &Self::Point) -> Self::Point;
 }
 
-struct G1;
-struct G2;
-
 macro_rules! impl_group {
     ($g:ty, $aff:ty, $pt:ty, $pip:ident, $scratch:ident, $adds:ident, $add:ident) => {
-        impl Group for $g {
-            type Affine = $aff;
-            type Point = $pt;
+        impl CpuGroup for $g {
             fn pippenger(points: &[*const $aff], scalars: &[*const u8]) -> $pt {
                 let mut ret = <$pt>::default();
                 if points.is_empty() {
@@ -93,11 +86,7 @@ impl_group!(
 const MIN_CHUNK: usize = 1 << 12;
 
 /// Σ scalars·bases over the terms `input` selects (see [`MsmInput`]).
-fn msm<G: Group>(bases: &[G::Affine], input: &MsmInput<'_>) -> Result<G::Point>
-where
-    G::Affine: Sync,
-    G::Point: Send,
-{
+fn msm_raw<G: CpuGroup>(bases: &[G::Affine], input: &MsmInput<'_>) -> Result<G::Point> {
     let needed = input.bases_needed()?;
     if needed > bases.len() {
         return Err(Error::Invalid(format!(
@@ -165,30 +154,7 @@ where
         .fold(G::Point::default(), |acc, p| G::add(&acc, p)))
 }
 
-fn as_raw_g1(bases: &[G1Affine]) -> &[blst_p1_affine] {
-    // SAFETY: G1Affine is repr(transparent) over blst_p1_affine.
-    unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const blst_p1_affine, bases.len()) }
-}
-
-fn as_raw_g2(bases: &[G2Affine]) -> &[blst_p2_affine] {
-    // SAFETY: G2Affine is repr(transparent) over blst_p2_affine.
-    unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const blst_p2_affine, bases.len()) }
-}
-
-pub fn g1_from_raw(p: blst_p1) -> G1Projective {
-    // SAFETY: G1Projective is repr(transparent) over blst_p1.
-    unsafe { std::mem::transmute::<blst_p1, G1Projective>(p) }
-}
-
-pub fn g2_from_raw(p: blst_p2) -> G2Projective {
-    // SAFETY: G2Projective is repr(transparent) over blst_p2.
-    unsafe { std::mem::transmute::<blst_p2, G2Projective>(p) }
-}
-
-pub fn msm_g1(bases: &[G1Affine], input: &MsmInput<'_>) -> Result<G1Projective> {
-    msm::<G1>(as_raw_g1(bases), input).map(g1_from_raw)
-}
-
-pub fn msm_g2(bases: &[G2Affine], input: &MsmInput<'_>) -> Result<G2Projective> {
-    msm::<G2>(as_raw_g2(bases), input).map(g2_from_raw)
+/// Σ scalars·bases over the terms `input` selects (see [`MsmInput`]).
+pub fn msm<C: CpuGroup>(bases: &[C::Base], input: &MsmInput<'_>) -> Result<C::Output> {
+    msm_raw::<C>(C::raw(bases), input).map(C::from_raw)
 }

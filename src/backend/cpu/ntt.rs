@@ -1,4 +1,5 @@
-//! Radix-2 NTT over Fr and the H computation (REFERENCE.md step 3), parallel with
+//! Radix-2 NTT over Fr and the H computation (bellperson's `execute_fft` steps:
+//! iFFT of a, b, c, coset FFT, a·b − c, division by Z on the coset, coset iFFT), parallel with
 //! rayon. For a satisfied witness H is unique, so any exact ordering gives
 //! bellperson's bytes; this one also follows bellperson's steps, so unsatisfied
 //! witnesses match too.

@@ -1,44 +1,34 @@
 //! The cuda backend: `crossgroth-cuda` as a [`DeviceApi`].
 
-use blst::{blst_fr, blst_p1, blst_p1_affine, blst_p2, blst_p2_affine};
+use blst::blst_fr;
 use crossgroth_cuda as cuda;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{err, raw_g1, raw_g2, CudaBackend, DeviceApi, GpuBackend};
+use super::{err, CudaBackend, DeviceApi, GpuBackend};
+use crate::backend::{Curve, MsmGroup, Placement};
 use crate::error::{Error, Result};
-use crate::{G1Affine, G2Affine};
+
+/// How the cuda backend runs (kernel module, MSM tuning, streaming).
+pub type CudaOptions = cuda::CudaOptions;
+
+/// The most copies per base a table is made with; the crate's cost model picks
+/// how many of them pay for each size.
+const MAX_TABLE_COPIES: u32 = 64;
 
 /// A parameter file's bases seen as blst's type, for streaming from host memory
 /// without a copy.
-struct HostG1(Arc<Vec<G1Affine>>);
-impl AsRef<[blst_p1_affine]> for HostG1 {
-    fn as_ref(&self) -> &[blst_p1_affine] {
-        raw_g1(&self.0)
-    }
-}
-struct HostG2(Arc<Vec<G2Affine>>);
-impl AsRef<[blst_p2_affine]> for HostG2 {
-    fn as_ref(&self) -> &[blst_p2_affine] {
-        raw_g2(&self.0)
-    }
-}
+struct HostView<C: MsmGroup>(Arc<Vec<C::Base>>);
 
-/// Says when a set of bases stays in host memory (every MSM over it then moves it
-/// to the device again).
-fn log_streamed(streamed: bool, len: usize, point_bytes: usize) {
-    if streamed {
-        log::info!(
-            "cuda: {len} bases ({}) stay in host memory and are streamed to the device by each MSM",
-            bytesize::ByteSize((len * point_bytes) as u64)
-        );
+impl<C: MsmGroup> AsRef<[<C as Curve>::Affine]> for HostView<C> {
+    fn as_ref(&self) -> &[<C as Curve>::Affine] {
+        C::raw(&self.0)
     }
 }
 
 impl DeviceApi for cuda::CudaBackend {
     const NAME: &'static str = "cuda";
-    type G1 = cuda::G1Bases;
-    type G2 = cuda::G2Bases;
+    type Bases<C: Curve> = cuda::Bases<C>;
     type Error = cuda::CudaError;
 
     fn is_unavailable(e: &cuda::CudaError) -> bool {
@@ -53,12 +43,8 @@ impl DeviceApi for cuda::CudaBackend {
     }
     fn describe(&self) -> String {
         let i = self.info();
-        let tables = match self.precompute() {
-            1 => String::new(),
-            n => format!(", base tables of up to {n} copies"),
-        };
         format!(
-            "cuda:{} {} ({} MiB, sm_{}{}{tables})",
+            "cuda:{} {} ({} MiB, sm_{}{})",
             i.ordinal,
             i.name,
             i.total_memory >> 20,
@@ -67,35 +53,32 @@ impl DeviceApi for cuda::CudaBackend {
         )
     }
     const STREAMS: bool = true;
-    /// Resident where they fit beside an MSM over them, else streamed; always
-    /// streamed when asked.
-    fn upload_g1(
-        &self,
-        bases: &Arc<Vec<G1Affine>>,
-        streamed: bool,
-    ) -> Result<cuda::G1Bases, cuda::CudaError> {
-        let host = Arc::new(HostG1(bases.clone()));
-        let prepared = if streamed {
-            self.host_g1_bases(host)
-        } else {
-            self.prepare_g1_bases(host)?
-        };
-        log_streamed(prepared.is_streamed(), bases.len(), 96);
-        Ok(prepared)
+    fn max_table_copies(&self) -> u32 {
+        MAX_TABLE_COPIES
     }
-    fn upload_g2(
+    fn resident_bytes<C: Curve>(&self, len: usize, max_copies: u32) -> usize {
+        cuda::CudaBackend::resident_bytes::<C>(len, max_copies)
+    }
+    fn msm_scratch_bytes(&self, len: usize) -> usize {
+        cuda::CudaBackend::msm_scratch_bytes(len)
+    }
+    fn upload<C: MsmGroup>(
         &self,
-        bases: &Arc<Vec<G2Affine>>,
-        streamed: bool,
-    ) -> Result<cuda::G2Bases, cuda::CudaError> {
-        let host = Arc::new(HostG2(bases.clone()));
-        let prepared = if streamed {
-            self.host_g2_bases(host)
-        } else {
-            self.prepare_g2_bases(host)?
-        };
-        log_streamed(prepared.is_streamed(), bases.len(), 192);
-        Ok(prepared)
+        bases: &Arc<Vec<C::Base>>,
+        placement: Placement,
+    ) -> Result<cuda::Bases<C>, cuda::CudaError> {
+        match placement {
+            Placement::Resident { max_copies } => self.upload::<C>(C::raw(bases), max_copies),
+            Placement::Streamed => {
+                log::info!(
+                    "cuda: {} {} bases ({}) stay in host memory and are streamed to the device by each MSM",
+                    bases.len(),
+                    C::NAME,
+                    bytesize::ByteSize((bases.len() * C::AFFINE_BYTES) as u64)
+                );
+                Ok(self.host_bases::<C>(Arc::new(HostView::<C>(bases.clone()))))
+            }
+        }
     }
     fn compute_h_in_place(
         &self,
@@ -106,32 +89,27 @@ impl DeviceApi for cuda::CudaBackend {
     ) -> Result<(), cuda::CudaError> {
         cuda::CudaBackend::compute_h_in_place(self, a, b, c, log_m)
     }
-    forward_device_api!(
-        cuda::CudaBackend,
-        cuda::G1Bases,
-        cuda::G2Bases,
-        cuda::CudaError
-    );
+    forward_device_api!(cuda::CudaBackend, cuda::CudaError);
     fn memory(&self) -> Option<(usize, usize)> {
         cuda::CudaBackend::memory(self).ok()
     }
 }
 
 impl CudaBackend {
-    /// Opens CUDA device 0.
+    /// Opens CUDA device 0 with the default options.
     pub fn open() -> Result<Self> {
-        Self::open_device(0)
+        Self::open_device(0, CudaOptions::default())
     }
 
-    pub fn open_device(ordinal: usize) -> Result<Self> {
+    pub fn open_device(ordinal: usize, options: CudaOptions) -> Result<Self> {
         // The first context is the device's primary one; a rebuild after a
         // sticky error needs a fresh one (see new_in_fresh_context).
         let opened = std::sync::atomic::AtomicBool::new(false);
         GpuBackend::open_with_opener(move || {
             if opened.swap(true, std::sync::atomic::Ordering::AcqRel) {
-                cuda::CudaBackend::new_in_fresh_context(ordinal)
+                cuda::CudaBackend::new_in_fresh_context(ordinal, options.clone())
             } else {
-                cuda::CudaBackend::new(ordinal)
+                cuda::CudaBackend::new(ordinal, options.clone())
             }
         })
     }

@@ -1,22 +1,21 @@
 //! The wgpu backend: `crossgroth-wgpu` as a [`DeviceApi`].
 
-use blst::{blst_fr, blst_p1, blst_p2};
+use blst::blst_fr;
 use crossgroth_wgpu as wg;
+use std::sync::Arc;
 use std::time::Duration;
 
-use std::sync::Arc;
-
-use super::{raw_g1, raw_g2, DeviceApi, GpuBackend, WgpuBackend};
+use super::{DeviceApi, GpuBackend, WgpuBackend};
+use crate::backend::{Curve, MsmGroup, Placement};
 use crate::error::Result;
-use crate::{G1Affine, G2Affine};
 
-/// Which WGSL field code to use.
+/// Which adapter and which WGSL field code to use.
 pub type WgpuOptions = wg::Options;
+pub use wg::AdapterChoice;
 
 impl DeviceApi for wg::WgpuBackend {
     const NAME: &'static str = "wgpu";
-    type G1 = wg::G1Bases;
-    type G2 = wg::G2Bases;
+    type Bases<C: Curve> = wg::Bases<C>;
     type Error = wg::WgpuError;
 
     fn is_unavailable(e: &wg::WgpuError) -> bool {
@@ -29,21 +28,14 @@ impl DeviceApi for wg::WgpuBackend {
         self.info()
     }
     /// Always resident: the wgpu backend does not stream bases.
-    fn upload_g1(
+    fn upload<C: MsmGroup>(
         &self,
-        bases: &Arc<Vec<G1Affine>>,
-        _streamed: bool,
-    ) -> Result<wg::G1Bases, wg::WgpuError> {
-        self.upload_g1_bases(raw_g1(bases))
+        bases: &Arc<Vec<C::Base>>,
+        _placement: Placement,
+    ) -> Result<wg::Bases<C>, wg::WgpuError> {
+        wg::WgpuBackend::upload::<C>(self, C::raw(bases))
     }
-    fn upload_g2(
-        &self,
-        bases: &Arc<Vec<G2Affine>>,
-        _streamed: bool,
-    ) -> Result<wg::G2Bases, wg::WgpuError> {
-        self.upload_g2_bases(raw_g2(bases))
-    }
-    forward_device_api!(wg::WgpuBackend, wg::G1Bases, wg::G2Bases, wg::WgpuError);
+    forward_device_api!(wg::WgpuBackend, wg::WgpuError);
     fn memory(&self) -> Option<(usize, usize)> {
         None
     }
@@ -53,8 +45,8 @@ impl DeviceApi for wg::WgpuBackend {
 }
 
 impl WgpuBackend {
-    /// Opens the preferred adapter (a discrete GPU first; `CROSSGROTH_WGPU_ADAPTER`
-    /// picks one by name), with the SHADER_INT64 path where the adapter has it.
+    /// Opens the preferred adapter (a discrete GPU first), with the
+    /// SHADER_INT64 path where the adapter has it.
     pub fn open() -> Result<Self> {
         Self::open_with(WgpuOptions::default())
     }
@@ -66,6 +58,6 @@ impl WgpuBackend {
     }
 
     pub fn open_with(options: WgpuOptions) -> Result<Self> {
-        GpuBackend::open_with_opener(move || wg::WgpuBackend::with_options(options))
+        GpuBackend::open_with_opener(move || wg::WgpuBackend::with_options(options.clone()))
     }
 }

@@ -1,0 +1,63 @@
+//! The backend options of every command: `--tables`, and the environment
+//! variables a user sets for device choice, turned into the library's typed
+//! options once, when the command line is parsed.
+
+use std::sync::OnceLock;
+
+use crossgroth::backend::{AdapterChoice, BackendOptions, WgpuOptions};
+use crossgroth::engine::placement::{PlacementConfig, TablePolicy};
+
+/// Flags shared by every subcommand.
+#[derive(clap::Args, Clone, Debug)]
+pub struct BackendFlags {
+    /// Keep G1 bases on the device as tables of precomputed copies (faster
+    /// MSMs, more device memory, made when the parameters are loaded): auto
+    /// (where the parameter set's tables fit), off, or the most copies per base.
+    #[arg(long, global = true, default_value = "auto")]
+    pub tables: TablePolicy,
+}
+
+struct Chosen {
+    backends: BackendOptions,
+    placement: PlacementConfig,
+}
+
+static CHOSEN: OnceLock<Chosen> = OnceLock::new();
+
+/// Records the flags; `CROSSGROTH_WGPU_ADAPTER` picks a wgpu adapter by name.
+pub fn choose(flags: &BackendFlags) {
+    let wgpu = WgpuOptions {
+        adapter: std::env::var("CROSSGROTH_WGPU_ADAPTER")
+            .ok()
+            .filter(|v| !v.is_empty())
+            .map(AdapterChoice::Name),
+        ..WgpuOptions::default()
+    };
+    let _ = CHOSEN.set(Chosen {
+        backends: BackendOptions {
+            wgpu,
+            ..BackendOptions::default()
+        },
+        placement: PlacementConfig {
+            tables: flags.tables,
+            ..PlacementConfig::default()
+        },
+    });
+}
+
+fn chosen() -> &'static Chosen {
+    CHOSEN.get_or_init(|| Chosen {
+        backends: BackendOptions::default(),
+        placement: PlacementConfig::default(),
+    })
+}
+
+/// The options backends are opened with.
+pub fn backend_options() -> &'static BackendOptions {
+    &chosen().backends
+}
+
+/// Where parameter bases are placed.
+pub fn placement() -> PlacementConfig {
+    chosen().placement
+}

@@ -1,0 +1,252 @@
+//! Where parameter bases live on each device — the one owner of that decision,
+//! for the engine and the [`Prover`](crate::groth16::Prover) alike.
+//!
+//! A parameter set's five base sets (H, L, A, B_G1, B_G2) are placed together,
+//! in the first of these that fits the device's room beside what it already
+//! holds and one proof's working buffers:
+//!
+//! 1. resident, the G1 sets as tables of precomputed copies (the fastest MSMs;
+//!    on a backend that makes tables, unless [`TablePolicy::Off`]);
+//! 2. resident, plain;
+//! 3. in host memory, streamed to the device by every MSM (on a backend that
+//!    can stream);
+//!
+//! and otherwise the job fails, naming the bytes. Backends only do as told.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::backend::{Backend, Group, Placement};
+use crate::error::{Error, Result};
+use crate::groth16::{Parameters, PreparedParams};
+use crate::Scalar;
+
+/// Whether the G1 bases are kept as tables of precomputed copies (copy k of a
+/// base is 2^(c·w·k) times it, so several MSM windows share one bucket set):
+/// the fastest MSMs, for device memory and a precomputation when the
+/// parameters are loaded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TablePolicy {
+    /// Tables where the whole parameter set's tables fit, plain bases otherwise.
+    #[default]
+    Auto,
+    /// Plain bases always.
+    Off,
+    /// Tables of at most this many copies per base, where they fit.
+    MaxCopies(u32),
+}
+
+impl std::str::FromStr for TablePolicy {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(TablePolicy::Auto),
+            "off" => Ok(TablePolicy::Off),
+            n => match n.parse::<u32>() {
+                Ok(k) if k >= 1 => Ok(TablePolicy::MaxCopies(k)),
+                _ => Err(format!(
+                    "`{n}` is not auto, off or a number of copies (1 or more)"
+                )),
+            },
+        }
+    }
+}
+
+/// How the placement decides.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlacementConfig {
+    /// Share of each device's memory that resident bases and one proof's
+    /// working buffers may fill (the rest is left to the driver and other work).
+    pub device_memory_fraction: f64,
+    pub tables: TablePolicy,
+}
+
+impl Default for PlacementConfig {
+    fn default() -> Self {
+        PlacementConfig {
+            device_memory_fraction: 0.9,
+            tables: TablePolicy::Auto,
+        }
+    }
+}
+
+/// What one device holds: placed parameter sets by address, and their bytes.
+/// Entries live as long as their owner (a prover serves few parameter sets).
+#[derive(Default)]
+pub struct DevicePlacement {
+    sets: HashMap<usize, Arc<PreparedParams>>,
+    resident: usize,
+}
+
+impl DevicePlacement {
+    /// `params` prepared on `backend`, placed on first use.
+    pub fn prepared(
+        &mut self,
+        backend: &dyn Backend,
+        params: &Arc<Parameters>,
+        config: &PlacementConfig,
+    ) -> Result<Arc<PreparedParams>> {
+        let key = Arc::as_ptr(params) as usize;
+        if let Some(p) = self.sets.get(&key) {
+            return Ok(p.clone());
+        }
+        let (prepared, bytes) = place(backend, params, config, self.resident)?;
+        let prepared = Arc::new(prepared);
+        self.resident += bytes;
+        self.sets.insert(key, prepared.clone());
+        Ok(prepared)
+    }
+
+    /// Forgets every placed set (after a device error: a rebuilt context has
+    /// lost them, and the next circuit places its parameters again).
+    pub fn forget(&mut self) {
+        self.sets.clear();
+        self.resident = 0;
+    }
+
+    /// Device bytes the placed sets hold.
+    pub fn resident_bytes(&self) -> usize {
+        self.resident
+    }
+}
+
+/// Device bytes one proof needs beside the bases: a, b, c, H and scratch of
+/// the H computation, and the largest MSM's working buffers.
+fn working_bytes(backend: &dyn Backend, params: &Parameters) -> usize {
+    let largest = [
+        params.h.len(),
+        params.l.len(),
+        params.a.len(),
+        params.b_g1.len(),
+        params.b_g2.len(),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0);
+    6 * (params.h.len() + 1) * std::mem::size_of::<Scalar>() + backend.msm_scratch_bytes(largest)
+}
+
+/// How the five base sets are kept, and the device bytes that takes.
+struct Plan {
+    g1: Placement,
+    g2: Placement,
+    bytes: usize,
+}
+
+fn plan(
+    backend: &dyn Backend,
+    params: &Parameters,
+    config: &PlacementConfig,
+    held: usize,
+) -> Result<Plan> {
+    let g1_lens = [
+        params.h.len(),
+        params.l.len(),
+        params.a.len(),
+        params.b_g1.len(),
+    ];
+    let resident = |copies: u32| -> usize {
+        g1_lens
+            .iter()
+            .map(|&n| backend.resident_bytes(Group::G1, n, copies))
+            .sum::<usize>()
+            + backend.resident_bytes(Group::G2, params.b_g2.len(), 1)
+    };
+    let Some((free, total)) = backend.memory() else {
+        // No device memory to plan (the CPU; wgpu, which does not report it).
+        return Ok(Plan {
+            g1: Placement::PLAIN,
+            g2: Placement::PLAIN,
+            bytes: resident(1),
+        });
+    };
+    let limit = (total as f64 * config.device_memory_fraction) as usize;
+    // The engine's own share, and never more than is free now beside the
+    // share left to others.
+    let room = limit
+        .saturating_sub(held)
+        .min(free.saturating_sub(total.saturating_sub(limit)));
+    let working = working_bytes(backend, params);
+    let copies = match config.tables {
+        TablePolicy::Off => 1,
+        TablePolicy::Auto => backend.max_table_copies(),
+        TablePolicy::MaxCopies(k) => k.min(backend.max_table_copies()),
+    };
+    if copies > 1 {
+        let bytes = resident(copies);
+        if bytes + working <= room {
+            return Ok(Plan {
+                g1: Placement::Resident { max_copies: copies },
+                g2: Placement::PLAIN,
+                bytes,
+            });
+        }
+    }
+    let plain = resident(1);
+    if plain + working <= room {
+        return Ok(Plan {
+            g1: Placement::PLAIN,
+            g2: Placement::PLAIN,
+            bytes: plain,
+        });
+    }
+    if backend.streams_bases() && working <= room {
+        log::info!(
+            "{}: {} of bases over the device's room of {}: streaming them from host memory",
+            backend.name(),
+            bytesize::ByteSize(plain as u64),
+            bytesize::ByteSize(room as u64)
+        );
+        return Ok(Plan {
+            g1: Placement::Streamed,
+            g2: Placement::Streamed,
+            bytes: 0,
+        });
+    }
+    Err(Error::Backend {
+        backend: backend.name(),
+        message: format!(
+            "these parameters need {} of device memory ({} of bases, {} of working buffers) \
+             beside {} already resident, over the device budget of {} ({} free){}",
+            bytesize::ByteSize((plain + working) as u64),
+            bytesize::ByteSize(plain as u64),
+            bytesize::ByteSize(working as u64),
+            bytesize::ByteSize(held as u64),
+            bytesize::ByteSize(limit as u64),
+            bytesize::ByteSize(free as u64),
+            if backend.streams_bases() {
+                ""
+            } else {
+                " (this backend cannot stream bases from host memory)"
+            }
+        ),
+    })
+}
+
+/// Places `params` on `backend` beside `held` bytes already resident there;
+/// returns the prepared bases and the device bytes they took (what the
+/// device's free memory says, where that is more than planned).
+pub fn place(
+    backend: &dyn Backend,
+    params: &Arc<Parameters>,
+    config: &PlacementConfig,
+    held: usize,
+) -> Result<(PreparedParams, usize)> {
+    let plan = plan(backend, params, config, held)?;
+    let before = backend.memory();
+    let prepared = PreparedParams::with_placement(backend, params.clone(), plan.g1, plan.g2)?;
+    let grown = match (before, backend.memory()) {
+        (Some((free_before, _)), Some((free_after, _))) => free_before.saturating_sub(free_after),
+        _ => 0,
+    };
+    if plan.g1 != Placement::PLAIN {
+        log::info!(
+            "{}: bases placed {:?} (G1), {:?} (G2): {} on the device",
+            backend.name(),
+            plan.g1,
+            plan.g2,
+            bytesize::ByteSize(plan.bytes.max(grown) as u64)
+        );
+    }
+    Ok((prepared, plan.bytes.max(grown)))
+}

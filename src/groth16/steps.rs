@@ -1,0 +1,297 @@
+//! The steps of one proof, for every caller: the [`Prover`](super::Prover) and
+//! the engine's workers run exactly these.
+//!
+//! ```text
+//! assignment ──▶ g1_side: H = (a·b − c)/Z, then the H, L, A and B_G1 MSMs (the critical path)
+//!            ──▶ b_g2:    the B_G2 MSM, on the device or the CPU (one rule: b_g2_on_device)
+//!            ──▶ assemble: A, B, C from α, β, δ, r, s (bellperson's formulas, same bytes)
+//! ```
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ff::Field;
+use group::Curve as _;
+
+use super::{Parameters, Proof, VerifyingKey};
+use crate::backend::{Backend, CpuBackend, G1Bases, G2Bases, Msm, MsmInput, Placement, G2};
+use crate::error::{Error, Result};
+use crate::synthesis::Assignment;
+use crate::{G1Projective, G2Projective, Scalar};
+
+/// A parameter set's bases prepared on one backend (placed by
+/// [`crate::engine::placement`]).
+pub struct PreparedParams {
+    pub params: Arc<Parameters>,
+    pub h: G1Bases,
+    pub l: G1Bases,
+    pub a: G1Bases,
+    pub b_g1: G1Bases,
+    pub b_g2: G2Bases,
+}
+
+impl PreparedParams {
+    /// Every G1 set where `g1` says and the B_G2 set where `g2` says (the
+    /// engine's placement decides; tests ask for one placement directly).
+    pub fn with_placement(
+        backend: &dyn Backend,
+        params: Arc<Parameters>,
+        g1: Placement,
+        g2: Placement,
+    ) -> Result<Self> {
+        Ok(PreparedParams {
+            h: backend.prepare_bases(params.h.clone(), g1)?,
+            l: backend.prepare_bases(params.l.clone(), g1)?,
+            a: backend.prepare_bases(params.a.clone(), g1)?,
+            b_g1: backend.prepare_bases(params.b_g1.clone(), g1)?,
+            b_g2: backend.prepare_bases(params.b_g2.clone(), g2)?,
+            params,
+        })
+    }
+}
+
+/// How long each step of one proof took, in seconds (0: not run or not
+/// measured), and how long the device was busy with the critical path where
+/// the backend measures that.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    pub h: f64,
+    pub msm_h: f64,
+    pub msm_l: f64,
+    pub msm_a: f64,
+    pub msm_b_g1: f64,
+    pub b_g2: f64,
+    pub assemble: f64,
+    pub device: Option<f64>,
+}
+
+impl StageTimes {
+    /// The G1 side's steps, in the order they run.
+    pub fn g1_steps(&self) -> [(&'static str, f64); 5] {
+        [
+            ("h", self.h),
+            ("msm_h", self.msm_h),
+            ("msm_l", self.msm_l),
+            ("msm_a", self.msm_a),
+            ("msm_b_g1", self.msm_b_g1),
+        ]
+    }
+
+    /// Every measured step, in the order they run.
+    pub fn steps(&self) -> impl Iterator<Item = (&'static str, f64)> {
+        let rest = [("b_g2", self.b_g2), ("assemble", self.assemble)];
+        self.g1_steps()
+            .into_iter()
+            .chain(rest)
+            .filter(|(_, secs)| *secs > 0.0)
+    }
+
+    /// One greppable line per measured step, the format every caller logs:
+    /// `crossgroth-stage job=… unit=… stage=… ms=…`.
+    pub fn log(&self, job: &str, unit: usize) {
+        for (stage, secs) in self.steps() {
+            log_stage(job, unit, stage, secs);
+        }
+    }
+}
+
+/// The stage-timing line (see [`StageTimes::log`]).
+pub fn log_stage(job: &str, unit: usize, stage: &str, secs: f64) {
+    log::info!(
+        "crossgroth-stage job={job} unit={unit} stage={stage} ms={:.3}",
+        secs * 1e3
+    );
+}
+
+/// The G1 side of one proof: every MSM result the critical path produces.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct G1Side {
+    pub h: G1Projective,
+    pub l: G1Projective,
+    pub a: G1Projective,
+    pub b_g1: G1Projective,
+    pub times: StageTimes,
+}
+
+/// The critical path of one proof on `backend`: H, then the H, L, A and B_G1
+/// MSMs. Takes a, b and c out of the assignment and hands every buffer to
+/// `dispose` as soon as it is spent (b and c once H exists, H once its MSM
+/// ran), so that the engine frees them off the hot path.
+pub fn g1_side(
+    backend: &dyn Backend,
+    prepared: &PreparedParams,
+    asg: &mut Assignment,
+    dispose: &mut dyn FnMut(Vec<Scalar>),
+) -> Result<G1Side> {
+    let mut side = None;
+    let device = backend.device_time(&mut || {
+        side = Some(compose_g1_side(backend, prepared, asg, dispose)?);
+        Ok(())
+    })?;
+    let mut side = side.ok_or_else(|| {
+        Error::Invalid(format!(
+            "the {} backend skipped a proof's critical path",
+            backend.name()
+        ))
+    })?;
+    side.times.device = device.map(|d| d.as_secs_f64());
+    Ok(side)
+}
+
+fn compose_g1_side(
+    backend: &dyn Backend,
+    prepared: &PreparedParams,
+    asg: &mut Assignment,
+    dispose: &mut dyn FnMut(Vec<Scalar>),
+) -> Result<G1Side> {
+    let mut times = StageTimes::default();
+    let mut lap = Lap::start();
+    let mut h = std::mem::take(&mut asg.a);
+    let mut b = std::mem::take(&mut asg.b);
+    let mut c = std::mem::take(&mut asg.c);
+    backend.compute_h(&mut h, &mut b, &mut c)?;
+    dispose(b);
+    dispose(c);
+    times.h = lap.next();
+    let asg = &*asg;
+    let h_msm = backend.msm(&prepared.h, &[MsmInput::dense(&h)])?[0];
+    dispose(h);
+    times.msm_h = lap.next();
+    let l = backend.msm(&prepared.l, &[MsmInput::dense(&asg.aux)])?[0];
+    times.msm_l = lap.next();
+    let a_parts = backend.msm(&prepared.a, &a_inputs(asg))?;
+    times.msm_a = lap.next();
+    let b_parts = backend.msm(&prepared.b_g1, &b_inputs(asg))?;
+    times.msm_b_g1 = lap.next();
+    Ok(G1Side {
+        h: h_msm,
+        l,
+        a: a_parts[0] + a_parts[1],
+        b_g1: b_parts[0] + b_parts[1],
+        times,
+    })
+}
+
+/// A's two MSM inputs: every input variable, then the aux variables in A's
+/// aux density, whose bases follow the inputs' (bellperson's layout).
+pub fn a_inputs(asg: &Assignment) -> [MsmInput<'_>; 2] {
+    [
+        MsmInput::dense(&asg.input),
+        MsmInput {
+            scalars: &asg.aux,
+            density: Some(&asg.a_aux_density),
+            base_offset: asg.input.len(),
+        },
+    ]
+}
+
+/// B's two MSM inputs (for B_G1 and B_G2 alike): inputs in B's input density,
+/// then aux variables in B's aux density, whose bases start at |B-input density|.
+pub fn b_inputs(asg: &Assignment) -> [MsmInput<'_>; 2] {
+    [
+        MsmInput {
+            scalars: &asg.input,
+            density: Some(&asg.b_input_density),
+            base_offset: 0,
+        },
+        MsmInput {
+            scalars: &asg.aux,
+            density: Some(&asg.b_aux_density),
+            base_offset: asg.b_input_density.count(),
+        },
+    ]
+}
+
+/// B scalars below which B_G2 stays on the CPU: Filecoin-like circuits, whose
+/// B scalars are mostly 0 or 1 (which the CPU MSM adds without a bucket pass),
+/// keep the device free for the next proof's critical path; dense circuits
+/// gain from the device.
+pub const B_G2_DEVICE_TERMS: usize = 1 << 16;
+
+/// Where B_G2 runs: on `backend`'s device when it has one and many B scalars
+/// are neither 0 nor 1, else on the CPU.
+pub fn b_g2_on_device(backend: &dyn Backend, asg: &Assignment) -> bool {
+    backend.has_device() && effective_b_terms(asg) >= B_G2_DEVICE_TERMS
+}
+
+/// B scalars that a bucket pass would see (not 0, not 1): the MSM's real size.
+fn effective_b_terms(asg: &Assignment) -> usize {
+    let count = |v: &[Scalar], d: &crate::density::Density| {
+        d.ones()
+            .filter(|&i| {
+                let x = &v[i];
+                !bool::from(x.is_zero()) && *x != Scalar::ONE
+            })
+            .count()
+    };
+    count(&asg.input, &asg.b_input_density) + count(&asg.aux, &asg.b_aux_density)
+}
+
+/// The B_G2 MSM of one proof, where [`b_g2_on_device`] says; `prepared` is
+/// asked for only when it runs on the device.
+pub fn b_g2<P: std::ops::Deref<Target = PreparedParams>>(
+    backend: &dyn Backend,
+    prepared: impl FnOnce() -> Result<P>,
+    params: &Parameters,
+    asg: &Assignment,
+) -> Result<G2Projective> {
+    let parts = if b_g2_on_device(backend, asg) {
+        backend.msm(&prepared()?.b_g2, &b_inputs(asg))?
+    } else {
+        let host = G2Bases {
+            host: params.b_g2.clone(),
+            device: None,
+        };
+        CpuBackend.msm::<G2>(&host, &b_inputs(asg))?
+    };
+    Ok(parts[0] + parts[1])
+}
+
+/// A = α₁ + r·δ₁ + A_msm; B = β₂ + s·δ₂ + B2_msm;
+/// C = s·A_msm + r·B1_msm + r·s·δ₁ + s·α₁ + r·β₁ + H + L.
+pub fn assemble(
+    vk: &VerifyingKey,
+    g1: &G1Side,
+    b_g2: &G2Projective,
+    r: Scalar,
+    s: Scalar,
+) -> Proof {
+    let a = G1Projective::from(vk.alpha_g1) + vk.delta_g1 * r + g1.a;
+    let b = G2Projective::from(vk.beta_g2) + vk.delta_g2 * s + b_g2;
+    let c = g1.a * s
+        + g1.b_g1 * r
+        + vk.delta_g1 * (r * s)
+        + vk.alpha_g1 * s
+        + vk.beta_g1 * r
+        + g1.h
+        + g1.l;
+    Proof {
+        a: a.to_affine(),
+        b: b.to_affine(),
+        c: c.to_affine(),
+    }
+}
+
+/// A stopwatch over consecutive steps.
+struct Lap(Instant);
+
+impl Lap {
+    fn start() -> Self {
+        Lap(Instant::now())
+    }
+
+    /// Seconds since the last lap.
+    fn next(&mut self) -> f64 {
+        let now = Instant::now();
+        let secs = now.duration_since(self.0).as_secs_f64();
+        self.0 = now;
+        secs
+    }
+}
+
+/// Seconds `f` took, with its result.
+pub fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let began = Instant::now();
+    let out = f();
+    (out, began.elapsed().as_secs_f64())
+}
