@@ -19,10 +19,9 @@
 #   bench     every crossgroth-cuda benchmark, G1 MSM 2^26 resident and streamed
 #   matrix    benches/backends.rs: every backend on identical inputs
 #             (MATRIX_GROUPS=g1_msm,ntt_and_h,prove, MATRIX_FILTER, MATRIX_MAX_LOG)
-#   tune      the choices fixed by measurement: NTT kernel variants at 2^24
-#             (CROSSGROTH_CUDA_NTT_KERNEL) and G1 MSM window sizes at 2^24 with
-#             the per-phase profile (CROSSGROTH_CUDA_MSM_C; TUNE_NTT, TUNE_C
-#             pick the variants, TUNE_C="" none)
+#   tune      a choice fixed by measurement: G1 MSM window sizes at 2^24 with
+#             the per-phase profile (CROSSGROTH_CUDA_MSM_C; TUNE_C picks the
+#             sizes, default 18 20)
 #   wgpu-msm  the wgpu G1 MSM on both field paths at WGPU_MSM_LOGS (default
 #             16,20,22), checked against blst (backends/wgpu/tests/perf.rs)
 #   msm       the crossgroth-cuda MSM benchmarks matching MSM_FILTER (default
@@ -71,7 +70,9 @@ step() {  # name, command...: run, log to $out/<name>.txt, remember failure
 }
 sanitize() {  # tool: the kernel tests that reach every kernel, at small sizes
     /usr/local/cuda/bin/compute-sanitizer --tool "$1" --print-limit 20 \
-        "$bin/gpu" --test-threads=1 t11 t12 t14 t15 t16 t19 t20 t21 t30 t31
+        "$bin/gpu" --test-threads=1 msm_g1_edge_cases msm_g1_density msm_streamed \
+            msm_g1_precomputed msm_g1_in_passes fq_inverse msm_g2 ntt_matches_host \
+            compute_h_matches_host
 }
 for phase in "${phases[@]}"; do
     case "$phase" in
@@ -114,10 +115,6 @@ for phase in "${phases[@]}"; do
             step wgpu-msm "$bin/perf" --ignored --nocapture --test-threads=1 msm_g1_timed
         ;;
     tune)
-        for v in ${TUNE_NTT:-r2:1 r2:2 r2:3 r2x4 r4}; do
-            CROSSGROTH_CUDA_NTT_KERNEL=$v CROSSGROTH_BENCH_MAX_LOG=24 \
-                step "tune-ntt-${v/:/}" "$bin/cuda" --bench --warm-up-time 1 --measurement-time 3 'ntt/24'
-        done
         for c in ${TUNE_C-18 20}; do
             CROSSGROTH_CUDA_MSM_C=$c CROSSGROTH_CUDA_PROFILE=1 CROSSGROTH_BENCH_MAX_LOG=24 \
                 step "tune-msm-c$c" "$bin/cuda" --bench --warm-up-time 1 --measurement-time 3 'g1_msm/24'

@@ -8,8 +8,9 @@
 #   e.g. base inline:CROSSGROTH_CUDA_CUBIN=.device-cubins/inline.cubin \
 #        half:CROSSGROTH_CUDA_MSM_FIRST_SHARE=0.5
 #
-# For each: the MSM kernel tests (VARIANT_TESTS, default the small ones:
-# t1 t2 without t13 t14 t17; empty: none), then the crossgroth-cuda benchmarks
+# For each: the MSM kernel tests (VARIANT_TESTS, default the small ones: the
+# msm_ tests but the large and streamed ones, with the Fq inversion and Fr
+# transfers; empty: none), then the crossgroth-cuda benchmarks
 # matching MSM_FILTER (default the G1 MSM of 2^24 on a table; a variant may
 # set either) with CROSSGROTH_CUDA_PROFILE=1, one profile line kept per eight.
 # VARIANT_BENCH=prove runs the prove benchmark instead (the PROVE_LOG chain,
@@ -37,7 +38,7 @@ for spec in "$@"; do
         IFS=,
         for kv in $envs; do export "${kv?}"; done
         unset IFS
-        tests="${VARIANT_TESTS-t1 t2 --skip t13 --skip t14 --skip t17}"
+        tests="${VARIANT_TESTS-msm_ fq_inverse fr_transfers --skip msm_g1_large --skip msm_streamed}"
         filter="${MSM_FILTER:-g1_msm_precomputed/24\$}"
         if [ -n "$tests" ]; then
             # shellcheck disable=SC2086

@@ -5,7 +5,8 @@
 //!   the device, scalars (Montgomery form) uploaded from host memory inside the
 //!   timed call, result back on the host.
 //! - g1_msm_precomputed/{20,22,24}: the same with the bases as a table of
-//!   precomputed copies (CudaBackend::set_precompute), made before timing.
+//!   precomputed copies (CudaBackend::upload with up to 64 copies: the shape the
+//!   cost model picks), made before timing.
 //! - ntt/{20,24}: forward NTT of 2^k elements already on the device.
 //! - g2_msm/{18,20}: the same over G2.
 //! - compute_h/{20,24}: the whole H computation, transfers included.
@@ -15,14 +16,41 @@
 //!   on the device, and with them in host memory, streamed in chunks by the MSM
 //!   (only when CROSSGROTH_BENCH_MAX_LOG >= 26: 6 GiB of bases, 2 GiB of scalars).
 //!
-//! CROSSGROTH_BENCH_MAX_LOG caps the sizes (default 24).
+//! CROSSGROTH_BENCH_MAX_LOG caps the sizes (default 24); the CROSSGROTH_CUDA_*
+//! variables of tests/common/options_from_env.rs set the backend's options.
 
 use std::time::Duration;
 
 use blst::*;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use crossgroth_cuda::{host, CudaBackend, InverseMethod};
+use crossgroth_cuda::{
+    host, Bases, CudaBackend, CudaError, Curve, InverseMethod, MsmOptions, G1, G2,
+};
 use rand::{Rng, RngCore, SeedableRng};
+
+#[path = "../tests/common/options_from_env.rs"]
+mod options_from_env;
+
+/// Device time of `iters` runs of `f` (CUDA events on the backend's stream).
+fn device_time<R>(
+    gpu: &CudaBackend,
+    iters: u64,
+    mut f: impl FnMut(&CudaBackend) -> Result<R, CudaError>,
+) -> Duration {
+    (0..iters)
+        .map(|_| gpu.time(&mut f).expect("timed call").1)
+        .sum()
+}
+
+/// Device time of `iters` MSMs of `scalars` over `bases`.
+fn time_msms<C: Curve>(
+    gpu: &CudaBackend,
+    bases: &Bases<C>,
+    scalars: &[blst_fr],
+    iters: u64,
+) -> Duration {
+    device_time(gpu, iters, |g| g.msm(bases, 0, scalars, None))
+}
 
 fn random_fr_mont(rng: &mut impl RngCore) -> blst_fr {
     // Any 256-bit value below r is the Montgomery form of some element.
@@ -63,7 +91,7 @@ fn random_bases(rng: &mut impl RngCore, n: usize) -> Vec<blst_p1_affine> {
 }
 
 fn benches(c: &mut Criterion) {
-    let gpu = match CudaBackend::new(0) {
+    let gpu = match CudaBackend::new(0, options_from_env::options_from_env()) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("!!!!!!!! CUDA BENCHMARKS SKIPPED: {e} !!!!!!!!");
@@ -85,9 +113,7 @@ fn benches(c: &mut Criterion) {
     if let Some(&top) = logs.last() {
         let n = 1usize << top;
         let bases = random_bases(&mut rng, n);
-        let d_bases = gpu
-            .upload_g1_bases_with_copies(&bases, 1)
-            .expect("upload bases");
+        let d_bases = gpu.upload::<G1>(&bases, 1).expect("upload bases");
         let scalars: Vec<blst_fr> = (0..n).map(|_| random_fr_mont(&mut rng)).collect();
         let mut g = c.benchmark_group("g1_msm");
         g.sample_size(10)
@@ -96,14 +122,7 @@ fn benches(c: &mut Criterion) {
         for &l in &logs {
             let s = &scalars[..1 << l];
             g.bench_with_input(BenchmarkId::from_parameter(l), &l, |b, _| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        let (_, t) = gpu.time(|g| g.msm_g1(&d_bases, s, None)).expect("msm");
-                        total += t;
-                    }
-                    total
-                })
+                b.iter_custom(|iters| time_msms(&gpu, &d_bases, s, iters))
             });
         }
         g.finish();
@@ -118,7 +137,7 @@ fn benches(c: &mut Criterion) {
         for &l in &logs {
             let t = std::time::Instant::now();
             let table = gpu
-                .upload_g1_bases_with_copies(&bases[..1 << l], 64)
+                .upload::<G1>(&bases[..1 << l], 64)
                 .expect("upload table");
             eprintln!(
                 "g1_msm_precomputed/{l}: table of (copies, c) = {:?} made in {:.2?}",
@@ -127,14 +146,7 @@ fn benches(c: &mut Criterion) {
             );
             let s = &scalars[..1 << l];
             g.bench_with_input(BenchmarkId::from_parameter(l), &l, |b, _| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        let (_, t) = gpu.time(|g| g.msm_g1(&table, s, None)).expect("msm");
-                        total += t;
-                    }
-                    total
-                })
+                b.iter_custom(|iters| time_msms(&gpu, &table, s, iters))
             });
         }
         g.finish();
@@ -161,7 +173,7 @@ fn benches(c: &mut Criterion) {
         let ptrs = [jac.as_ptr(), std::ptr::null()];
         unsafe { blst_p2s_to_affine(aff.as_mut_ptr(), ptrs.as_ptr(), distinct) };
         let bases: Vec<blst_p2_affine> = (0..n).map(|i| aff[i % distinct]).collect();
-        let d_bases = gpu.upload_g2_bases(&bases).expect("upload G2 bases");
+        let d_bases = gpu.upload::<G2>(&bases, 1).expect("upload G2 bases");
         let scalars: Vec<blst_fr> = (0..n).map(|_| random_fr_mont(&mut rng)).collect();
         let mut g = c.benchmark_group("g2_msm");
         g.sample_size(10)
@@ -170,14 +182,7 @@ fn benches(c: &mut Criterion) {
         for &l in &g2_logs {
             let s = &scalars[..1 << l];
             g.bench_with_input(BenchmarkId::from_parameter(l), &l, |b, _| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        let (_, t) = gpu.time(|g| g.msm_g2(&d_bases, s, None)).expect("msm");
-                        total += t;
-                    }
-                    total
-                })
+                b.iter_custom(|iters| time_msms(&gpu, &d_bases, s, iters))
             });
         }
         g.finish();
@@ -193,16 +198,7 @@ fn benches(c: &mut Criterion) {
         let mut buf = gpu.upload_fr(&v).expect("upload");
         gpu.ntt_resident(&mut buf, l, false).expect("warm-up");
         g.bench_with_input(BenchmarkId::from_parameter(l), &l, |b, _| {
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let (_, t) = gpu
-                        .time(|g| g.ntt_resident(&mut buf, l, false))
-                        .expect("ntt");
-                    total += t;
-                }
-                total
-            })
+            b.iter_custom(|iters| device_time(&gpu, iters, |g| g.ntt_resident(&mut buf, l, false)))
         });
     }
     g.finish();
@@ -227,14 +223,7 @@ fn benches(c: &mut Criterion) {
             gpu.fq_inverse_resident(&mut buf, method).expect("warm-up");
             g.bench_with_input(BenchmarkId::new(name, 20), &method, |b, &method| {
                 b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        let (_, t) = gpu
-                            .time(|g| g.fq_inverse_resident(&mut buf, method))
-                            .expect("fq inverse");
-                        total += t;
-                    }
-                    total
+                    device_time(&gpu, iters, |g| g.fq_inverse_resident(&mut buf, method))
                 })
             });
         }
@@ -252,16 +241,7 @@ fn benches(c: &mut Criterion) {
         let b: Vec<blst_fr> = (0..m - 5).map(|_| random_fr_mont(&mut rng)).collect();
         let cc: Vec<blst_fr> = a.iter().zip(&b).map(|(x, y)| host::fr_mul(x, y)).collect();
         g.bench_with_input(BenchmarkId::from_parameter(l), &l, |bch, _| {
-            bch.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let (_, t) = gpu
-                        .time(|g| g.compute_h(&a, &b, &cc, l))
-                        .expect("compute_h");
-                    total += t;
-                }
-                total
-            })
+            bch.iter_custom(|iters| device_time(&gpu, iters, |g| g.compute_h(&a, &b, &cc, l)))
         });
     }
     g.finish();
@@ -275,36 +255,24 @@ fn benches(c: &mut Criterion) {
         g.sample_size(10)
             .warm_up_time(Duration::from_millis(500))
             .measurement_time(Duration::from_secs(8));
-        let resident = gpu.upload_g1_bases(&bases).expect("upload bases");
-        let streamed = gpu.host_g1_bases(bases.clone());
+        let resident = gpu.upload::<G1>(&bases, 1).expect("upload bases");
+        let streamed = gpu.host_bases::<G1>(bases.clone());
         eprintln!("g1_msm_26: streamed in chunks sized from the free device memory");
         for (label, d) in [("resident", &resident), ("streamed", &streamed)] {
             g.bench_function(label, |b| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        let (_, t) = gpu.time(|g| g.msm_g1(d, &scalars, None)).expect("msm");
-                        total += t;
-                    }
-                    total
-                })
+                b.iter_custom(|iters| time_msms(&gpu, d, &scalars, iters))
             });
         }
         // the streamed MSM at a chunk size that a 24 GB card would use
-        gpu.set_stream_chunk(Some(1 << 24));
-        g.bench_function("streamed_chunks_2^24", |b| {
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let (_, t) = gpu
-                        .time(|g| g.msm_g1(&streamed, &scalars, None))
-                        .expect("msm");
-                    total += t;
-                }
-                total
-            })
+        let msm = gpu.options().msm;
+        gpu.set_msm_options(MsmOptions {
+            stream_chunk: Some(1 << 24),
+            ..msm.clone()
         });
-        gpu.set_stream_chunk(None);
+        g.bench_function("streamed_chunks_2^24", |b| {
+            b.iter_custom(|iters| time_msms(&gpu, &streamed, &scalars, iters))
+        });
+        gpu.set_msm_options(msm);
         g.finish();
     }
 }

@@ -1,12 +1,15 @@
-//! MSM bases: resident on the device, or kept in host memory and streamed.
+//! MSM bases: resident on the device, or kept in host memory and streamed,
+//! and the MSM over either.
 //!
-//! Resident bases are uploaded once and read by every MSM. Bases that do not fit
-//! beside an MSM's working buffers (a Filecoin partition's ~50 GB on a 24 GB
-//! card) stay in host memory: an MSM then runs chunk by chunk over two device
-//! buffers, a copy stream uploading chunk i + 1 (through pinned staging
-//! buffers, the host copy on several threads) while the kernels work on chunk
-//! i, and the chunks' sums are added on the host.
+//! Resident bases are uploaded once and read by every MSM. Bases that the
+//! caller keeps in host memory (those that do not fit beside an MSM's working
+//! buffers: a Filecoin partition's ~50 GB on a 24 GB card) are streamed: an MSM
+//! then runs chunk by chunk over two device buffers, a copy stream uploading
+//! chunk i + 1 (through pinned staging buffers, the host copy on several
+//! threads) while the kernels work on chunk i, and the chunks' sums are added
+//! on the host.
 
+use std::any::Any;
 use std::sync::mpsc;
 use std::sync::Arc;
 
@@ -14,7 +17,7 @@ use blst::*;
 use cudarc::driver::{CudaSlice, CudaStream};
 
 use crate::msm::BaseTable;
-use crate::{CudaBackend, CudaError, Curve, Staging};
+use crate::{CudaBackend, CudaError, Curve, Group, Layout, MsmOptions, Staging};
 
 /// A second stream with its own pinned staging buffers, for uploads that run
 /// beside the kernels.
@@ -38,43 +41,34 @@ pub(crate) enum Store<T> {
     Host(HostBases<T>),
 }
 
-/// G1 bases (blst_p1_affine, identity = (0, 0)), resident or streamed.
-pub struct G1Bases {
-    pub(crate) store: Store<blst_p1_affine>,
-    pub(crate) len: usize,
-}
-/// G2 bases (blst_p2_affine, identity = (0, 0)), resident or streamed.
-pub struct G2Bases {
-    pub(crate) store: Store<blst_p2_affine>,
+/// MSM bases of group `C` (blst's affine points, identity = (0, 0)), resident
+/// on the device or kept in host memory and streamed by every MSM.
+pub struct Bases<C: Curve> {
+    pub(crate) store: Store<C::Affine>,
     pub(crate) len: usize,
 }
 
-macro_rules! bases_accessors {
-    ($t:ty) => {
-        impl $t {
-            pub fn len(&self) -> usize {
-                self.len
-            }
-            pub fn is_empty(&self) -> bool {
-                self.len == 0
-            }
-            /// Whether the bases stay in host memory and are streamed per MSM.
-            pub fn is_streamed(&self) -> bool {
-                matches!(self.store, Store::Host(_))
-            }
-            /// Points kept per base: 1, or the precomputed copies (see
-            /// [`CudaBackend::set_precompute`]) and the window size they are for.
-            pub fn copies(&self) -> (u32, u32) {
-                match self.store {
-                    Store::Device { copies, c, .. } => (copies, c),
-                    Store::Host(_) => (1, 0),
-                }
-            }
+impl<C: Curve> Bases<C> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Whether the bases stay in host memory and are streamed per MSM.
+    pub fn is_streamed(&self) -> bool {
+        matches!(self.store, Store::Host(_))
+    }
+    /// Points kept per base and the window size they are for: (1, 0) for
+    /// plain or streamed bases, else the table's precomputed copies (see
+    /// [`CudaBackend::upload`]).
+    pub fn copies(&self) -> (u32, u32) {
+        match self.store {
+            Store::Device { copies, c, .. } => (copies, c),
+            Store::Host(_) => (1, 0),
         }
-    };
+    }
 }
-bases_accessors!(G1Bases);
-bases_accessors!(G2Bases);
 
 /// Device bytes an MSM needs per term beside its bases: scalars in both forms,
 /// base indices, and one sorted entry per window (16 windows at the largest).
@@ -84,7 +78,8 @@ pub(crate) const MSM_SCRATCH_PER_TERM: usize = 32 + 32 + 4 + 8 * 16;
 pub(crate) fn as_words<T>(points: &[T], words: usize) -> &[u64] {
     debug_assert_eq!(std::mem::size_of::<T>(), words * 8);
     // SAFETY: blst's affine points are repr(C) arrays of u64 limbs with no padding
-    // (checked above in debug builds).
+    // (checked above in debug builds; Layout::of checks the type for the generic
+    // entry points).
     unsafe { std::slice::from_raw_parts(points.as_ptr() as *const u64, points.len() * words) }
 }
 
@@ -93,14 +88,6 @@ pub(crate) fn as_words_mut<T>(points: &mut [T], words: usize) -> &mut [u64] {
     debug_assert_eq!(std::mem::size_of::<T>(), words * 8);
     // SAFETY: as as_words; every bit pattern is a valid array of u64 limbs.
     unsafe { std::slice::from_raw_parts_mut(points.as_mut_ptr() as *mut u64, points.len() * words) }
-}
-
-/// Bytes from an environment variable given in MiB.
-pub(crate) fn env_mib(name: &str) -> Option<usize> {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .map(|m| m << 20)
 }
 
 /// One chunk of a streamed MSM: variables [v0, v1) (v0 a multiple of 64, so the
@@ -165,119 +152,93 @@ pub(crate) fn plan_chunks(n: usize, density: Option<&[u64]>, max_bases: usize) -
     chunks
 }
 
-/// The window sums of one device MSM pass folded into a point.
-fn fold_g1(words: &[u64], c: u32) -> blst_p1 {
-    let pts: Vec<blst_p1> = words
-        .chunks_exact(18)
-        .map(|w| {
-            let mut p = blst_p1::default();
-            p.x.l.copy_from_slice(&w[0..6]);
-            p.y.l.copy_from_slice(&w[6..12]);
-            p.z.l.copy_from_slice(&w[12..18]);
-            p
-        })
-        .collect();
+/// Bases in host memory, as a streamed MSM reads them: `host` holds
+/// `n_bases` affine points of `layout`.
+struct Streamed<'a> {
+    layout: Layout,
+    host: &'a [u64],
+    n_bases: usize,
+    options: &'a MsmOptions,
+}
+
+/// blst's Jacobian points, as the host's fold of an MSM's window sums uses
+/// them: one fold serves both groups.
+trait HostPoint: Copy + Default + 'static {
+    /// u64 words of one point (x, y, z).
+    const WORDS: usize;
+    fn double(&mut self);
+    fn add_or_double(&mut self, other: &Self);
+    /// The point from the device's Jacobian words.
+    fn from_words(w: &[u64]) -> Self {
+        let mut p = Self::default();
+        as_words_mut(std::slice::from_mut(&mut p), Self::WORDS).copy_from_slice(w);
+        p
+    }
+}
+
+impl HostPoint for blst_p1 {
+    const WORDS: usize = 18;
+    fn double(&mut self) {
+        unsafe { blst_p1_double(self, self) };
+    }
+    fn add_or_double(&mut self, other: &Self) {
+        unsafe { blst_p1_add_or_double(self, self, other) };
+    }
+}
+
+impl HostPoint for blst_p2 {
+    const WORDS: usize = 36;
+    fn double(&mut self) {
+        unsafe { blst_p2_double(self, self) };
+    }
+    fn add_or_double(&mut self, other: &Self) {
+        unsafe { blst_p2_add_or_double(self, self, other) };
+    }
+}
+
+/// The window sums of one device MSM pass folded into a point: a dummy point,
+/// the sets' sums (set s weighs 2^(c s)), then the sum of the bases whose
+/// scalar is 1.
+fn fold<P: HostPoint>(words: &[u64], c: u32) -> P {
+    let pts: Vec<P> = words.chunks_exact(P::WORDS).map(P::from_words).collect();
     let (windows, ones) = (&pts[1..pts.len() - 1], &pts[pts.len() - 1]);
-    let mut acc = blst_p1::default();
+    let mut acc = P::default();
     for w in windows.iter().rev() {
         for _ in 0..c {
-            unsafe { blst_p1_double(&mut acc, &acc) };
+            acc.double();
         }
-        unsafe { blst_p1_add_or_double(&mut acc, &acc, w) };
+        acc.add_or_double(w);
     }
-    unsafe { blst_p1_add_or_double(&mut acc, &acc, ones) };
+    acc.add_or_double(ones);
     acc
 }
 
-fn fold_g2(words: &[u64], c: u32) -> blst_p2 {
-    let pts: Vec<blst_p2> = words
-        .chunks_exact(36)
-        .map(|w| {
-            let mut p = blst_p2::default();
-            p.x.fp[0].l.copy_from_slice(&w[0..6]);
-            p.x.fp[1].l.copy_from_slice(&w[6..12]);
-            p.y.fp[0].l.copy_from_slice(&w[12..18]);
-            p.y.fp[1].l.copy_from_slice(&w[18..24]);
-            p.z.fp[0].l.copy_from_slice(&w[24..30]);
-            p.z.fp[1].l.copy_from_slice(&w[30..36]);
-            p
-        })
-        .collect();
-    let (windows, ones) = (&pts[1..pts.len() - 1], &pts[pts.len() - 1]);
-    let mut acc = blst_p2::default();
-    for w in windows.iter().rev() {
-        for _ in 0..c {
-            unsafe { blst_p2_double(&mut acc, &acc) };
-        }
-        unsafe { blst_p2_add_or_double(&mut acc, &acc, w) };
-    }
-    unsafe { blst_p2_add_or_double(&mut acc, &acc, ones) };
-    acc
+/// `p` as `Q`, which is its own type (Layout::of checked that `C::Point` is
+/// blst's point of its group).
+fn same_type<P: 'static, Q: 'static>(p: P) -> Result<Q, CudaError> {
+    let mut slot = Some(p);
+    (&mut slot as &mut dyn Any)
+        .downcast_mut::<Option<Q>>()
+        .and_then(Option::take)
+        .ok_or_else(|| CudaError::InvalidInput("a point type other than blst's".into()))
 }
 
 impl CudaBackend {
-    /// Copies G1 bases to the device (resident until dropped), with as many
-    /// precomputed copies as [`Self::set_precompute`] allows and memory holds.
-    pub fn upload_g1_bases(&self, bases: &[blst_p1_affine]) -> Result<G1Bases, CudaError> {
-        self.upload_g1_bases_with_copies(bases, self.precompute())
-    }
-
-    /// Copies G2 bases to the device; see [`Self::upload_g1_bases`].
-    pub fn upload_g2_bases(&self, bases: &[blst_p2_affine]) -> Result<G2Bases, CudaError> {
-        self.upload_g2_bases_with_copies(bases, self.precompute())
-    }
-
-    /// G1 bases kept in host memory and streamed to the device by every MSM.
-    pub fn host_g1_bases(&self, bases: HostBases<blst_p1_affine>) -> G1Bases {
+    /// Bases kept in host memory and streamed to the device by every MSM.
+    pub fn host_bases<C: Curve>(&self, bases: HostBases<C::Affine>) -> Bases<C> {
         let len = (*bases).as_ref().len();
-        G1Bases {
+        Bases {
             store: Store::Host(bases),
             len,
         }
     }
 
-    /// G2 bases kept in host memory and streamed to the device by every MSM.
-    pub fn host_g2_bases(&self, bases: HostBases<blst_p2_affine>) -> G2Bases {
-        let len = (*bases).as_ref().len();
-        G2Bases {
-            store: Store::Host(bases),
-            len,
-        }
-    }
-
-    /// Resident G1 bases where they fit beside an MSM over all of them, else
-    /// streamed ones (see [`Self::fits_resident`]).
-    pub fn prepare_g1_bases(&self, bases: HostBases<blst_p1_affine>) -> Result<G1Bases, CudaError> {
-        let len = (*bases).as_ref().len();
-        if self.fits_resident(len, 96) {
-            self.upload_g1_bases((*bases).as_ref())
-        } else {
-            Ok(self.host_g1_bases(bases))
-        }
-    }
-
-    /// Resident G2 bases where they fit, else streamed ones.
-    pub fn prepare_g2_bases(&self, bases: HostBases<blst_p2_affine>) -> Result<G2Bases, CudaError> {
-        let len = (*bases).as_ref().len();
-        if self.fits_resident(len, 192) {
-            self.upload_g2_bases((*bases).as_ref())
-        } else {
-            Ok(self.host_g2_bases(bases))
-        }
-    }
-
-    /// Whether `len` bases of `point_bytes` each, plus the working buffers of an
-    /// MSM over all of them, take at most 90 % of the free device memory
-    /// (CROSSGROTH_CUDA_RESIDENT_MIB caps the bases' bytes instead).
-    pub fn fits_resident(&self, len: usize, point_bytes: usize) -> bool {
-        let bytes = len * point_bytes;
-        if let Some(limit) = env_mib("CROSSGROTH_CUDA_RESIDENT_MIB") {
-            return bytes <= limit;
-        }
-        match self.memory() {
-            Ok((free, _)) => bytes + len * MSM_SCRATCH_PER_TERM <= free / 10 * 9,
-            Err(_) => false,
-        }
+    /// Device bytes an MSM of `len` terms needs beside its bases (its scalars,
+    /// base indices and sorted bucket entries), whichever the group: with
+    /// [`Self::resident_bytes`] and [`Self::memory`], what a caller decides
+    /// placement from.
+    pub fn msm_scratch_bytes(len: usize) -> usize {
+        len * MSM_SCRATCH_PER_TERM
     }
 
     pub(crate) fn upload_bases(
@@ -291,96 +252,50 @@ impl CudaBackend {
         Ok(buf)
     }
 
-    /// Σ scalars[i] · bases[rank(i)] over G1.
+    /// `Σ scalars[i] · bases[first + rank(i)]`.
     ///
-    /// Without a density, rank(i) = i and `scalars.len() <= bases.len()`.
+    /// Without a density, rank(i) = i and `scalars.len() <= bases.len() - first`.
     /// With a density bitmap (bit i of word i / 64 set = variable i included),
     /// `scalars` holds one value per variable (the whole assignment), variables
     /// whose bit is clear are skipped, and an included variable i uses base
-    /// number rank(i) = number of included variables before i: the bases hold
-    /// only the included variables, in order (bellperson's layout). The bitmap
-    /// must cover `scalars.len()` bits; bits beyond it are ignored.
-    /// Scalars are blst_fr in Montgomery form.
-    pub fn msm_g1(
+    /// number first + rank(i), rank(i) = number of included variables before
+    /// i: the bases hold only the included variables, in order (bellperson's
+    /// layout). The bitmap must cover `scalars.len()` bits; bits beyond it are
+    /// ignored. `first` lets the part of an assignment whose bases follow those
+    /// of another part run without a copy of its scalars. Scalars are blst_fr
+    /// in Montgomery form.
+    pub fn msm<C: Curve>(
         &self,
-        bases: &G1Bases,
-        scalars: &[blst_fr],
-        density: Option<&[u64]>,
-    ) -> Result<blst_p1, CudaError> {
-        self.msm_g1_from(bases, 0, scalars, density)
-    }
-
-    /// [`Self::msm_g1`] over the bases from number `first` on (rank(i) counts
-    /// from there): the part of an assignment whose bases follow those of
-    /// another part, without a copy of its scalars.
-    pub fn msm_g1_from(
-        &self,
-        bases: &G1Bases,
+        bases: &Bases<C>,
         first: usize,
         scalars: &[blst_fr],
         density: Option<&[u64]>,
-    ) -> Result<blst_p1, CudaError> {
-        let mut acc = blst_p1::default();
-        self.msm_store(
-            Curve::G1,
-            (&bases.store, bases.len),
-            first,
-            scalars,
-            density,
-            &mut |w, c| {
-                let p = fold_g1(&w, c);
-                unsafe { blst_p1_add_or_double(&mut acc, &acc, &p) };
-            },
-        )?;
-        Ok(acc)
+    ) -> Result<C::Point, CudaError> {
+        let layout = Layout::of::<C>()?;
+        let store = (&bases.store, bases.len);
+        match C::GROUP {
+            Group::G1 => {
+                same_type(self.msm_store::<blst_p1, _>(layout, store, first, scalars, density)?)
+            }
+            Group::G2 => {
+                same_type(self.msm_store::<blst_p2, _>(layout, store, first, scalars, density)?)
+            }
+        }
     }
 
-    /// Σ scalars[i] · bases[rank(i)] over G2; see [`Self::msm_g1`].
-    pub fn msm_g2(
+    /// One MSM over resident or streamed bases: each device pass's window sums
+    /// (one pass, or one a streamed chunk) folded and added up as `P`.
+    fn msm_store<P: HostPoint, T>(
         &self,
-        bases: &G2Bases,
-        scalars: &[blst_fr],
-        density: Option<&[u64]>,
-    ) -> Result<blst_p2, CudaError> {
-        self.msm_g2_from(bases, 0, scalars, density)
-    }
-
-    /// [`Self::msm_g2`] over the bases from number `first` on (rank(i) counts
-    /// from there): the part of an assignment whose bases follow those of
-    /// another part, without a copy of its scalars.
-    pub fn msm_g2_from(
-        &self,
-        bases: &G2Bases,
-        first: usize,
-        scalars: &[blst_fr],
-        density: Option<&[u64]>,
-    ) -> Result<blst_p2, CudaError> {
-        let mut acc = blst_p2::default();
-        self.msm_store(
-            Curve::G2,
-            (&bases.store, bases.len),
-            first,
-            scalars,
-            density,
-            &mut |w, c| {
-                let p = fold_g2(&w, c);
-                unsafe { blst_p2_add_or_double(&mut acc, &acc, &p) };
-            },
-        )?;
-        Ok(acc)
-    }
-
-    /// One MSM over resident or streamed bases; `add` receives each device pass's
-    /// window sums and window size (one pass, or one a streamed chunk).
-    fn msm_store<T>(
-        &self,
-        curve: Curve,
+        layout: Layout,
         (store, len): (&Store<T>, usize),
         first: usize,
         scalars: &[blst_fr],
         density: Option<&[u64]>,
-        add: &mut dyn FnMut(Vec<u64>, u32),
-    ) -> Result<(), CudaError> {
+    ) -> Result<P, CudaError> {
+        let options = self.msm_options();
+        let mut acc = P::default();
+        let mut add = |words: Vec<u64>, c: u32| acc.add_or_double(&fold::<P>(&words, c));
         match store {
             Store::Device { buf, copies, c } => {
                 let table = BaseTable {
@@ -391,9 +306,8 @@ impl CudaBackend {
                     first,
                     overlap_upload: true,
                 };
-                let (words, c) = self.msm(curve, table, scalars, density)?;
+                let (words, c) = self.device_msm(layout, table, scalars, density, &options)?;
                 add(words, c);
-                Ok(())
             }
             Store::Host(host) => {
                 let all = (**host).as_ref();
@@ -402,33 +316,24 @@ impl CudaBackend {
                         "the MSM starts at base {first} of {len}"
                     )));
                 };
-                let host = as_words(from_first, 2 * curve.fe_words());
-                self.msm_streamed(curve, host, len - first, scalars, density, add)
+                let host = as_words(from_first, layout.affine_words());
+                let streamed = Streamed {
+                    layout,
+                    host,
+                    n_bases: len - first,
+                    options: &options,
+                };
+                self.msm_streamed(streamed, scalars, density, &mut add)?;
             }
         }
-    }
-
-    /// Sets the number of bases per streamed chunk (rounded down to a multiple
-    /// of 64, at least 64); `None` sizes chunks from the free device memory.
-    pub fn set_stream_chunk(&self, bases: Option<usize>) {
-        let v = bases.map_or(0, |b| b.max(64));
-        self.stream_chunk
-            .store(v, std::sync::atomic::Ordering::Release);
+        Ok(acc)
     }
 
     /// Bases per streamed chunk: two chunk buffers and one chunk's MSM working
-    /// buffers in half the free device memory, unless set (by
-    /// [`Self::set_stream_chunk`] or CROSSGROTH_CUDA_STREAM_CHUNK).
-    fn stream_chunk(&self, point_bytes: usize) -> usize {
-        let set = self.stream_chunk.load(std::sync::atomic::Ordering::Acquire);
-        if set > 0 {
+    /// buffers in half the free device memory, unless the options say.
+    fn stream_chunk(&self, point_bytes: usize, options: &MsmOptions) -> usize {
+        if let Some(set) = options.stream_chunk() {
             return set;
-        }
-        if let Some(c) = std::env::var("CROSSGROTH_CUDA_STREAM_CHUNK")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-        {
-            return c.max(64);
         }
         let free = self.memory().map(|(f, _)| f).unwrap_or(1 << 30);
         (free / 2 / (2 * point_bytes + MSM_SCRATCH_PER_TERM)).clamp(1 << 16, 1 << 25)
@@ -448,7 +353,7 @@ impl CudaBackend {
                 .map_err(|e| CudaError::driver("cuStreamCreate", e))?;
             *lane = Some(CopyLane {
                 stream,
-                staging: Staging::new(&self.ctx)?,
+                staging: Staging::new(&self.ctx, self.options.copy_threads)?,
             });
         }
         Ok(lane)
@@ -458,15 +363,18 @@ impl CudaBackend {
     /// chunk's device result and window size.
     fn msm_streamed(
         &self,
-        curve: Curve,
-        host: &[u64],
-        n_bases: usize,
+        Streamed {
+            layout,
+            host,
+            n_bases,
+            options,
+        }: Streamed<'_>,
         scalars: &[blst_fr],
         density: Option<&[u64]>,
         add: &mut dyn FnMut(Vec<u64>, u32),
     ) -> Result<(), CudaError> {
         let n = scalars.len();
-        let pw = 2 * curve.fe_words(); // affine: x, y
+        let pw = layout.affine_words();
         if let Some(d) = density {
             if d.len() * 64 < n {
                 return Err(CudaError::InvalidInput(format!(
@@ -475,7 +383,7 @@ impl CudaBackend {
                 )));
             }
         }
-        let chunks = plan_chunks(n, density, self.stream_chunk(pw * 8));
+        let chunks = plan_chunks(n, density, self.stream_chunk(pw * 8, options));
         if let Some(last) = chunks.last() {
             if last.b1 > n_bases {
                 return Err(CudaError::InvalidInput(format!(
@@ -531,7 +439,7 @@ impl CudaBackend {
                     first: 0,
                     overlap_upload: false,
                 };
-                let (words, c) = self.msm(curve, table, sub, sub_density)?;
+                let (words, c) = self.device_msm(layout, table, sub, sub_density, options)?;
                 add(words, c);
                 // a closed channel means the uploader is done
                 let _ = free_tx.send(buf);

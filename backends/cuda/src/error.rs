@@ -33,9 +33,9 @@ pub enum CudaError {
     /// A kernel faulted (an illegal address, a trap, a timeout) and left the
     /// process's CUDA state for the device unusable. NVIDIA's driver allows no
     /// further work on the device in this process, in this context or a new
-    /// one (measured on the H200: a fresh context and the primary context
-    /// reopened after dropping every handle both fail with the same error):
-    /// only a new process can use the device again.
+    /// one (a fresh context and the primary context reopened after dropping
+    /// every handle both fail with the same error, see tests/fault.rs): only a
+    /// new process can use the device again.
     #[error("the CUDA device is unusable in this process after a fault in {what} ({err}); restart the process to use it again")]
     ContextLost { what: String, err: String },
     /// Any other driver call failed.
@@ -68,21 +68,14 @@ impl CudaError {
     /// The error of a failed driver call that is not a launch: out of memory,
     /// a sticky fault of earlier work, or anything else.
     pub(crate) fn driver(what: &str, e: DriverError) -> Self {
-        if e.0 == CuErr::CUDA_ERROR_OUT_OF_MEMORY {
-            return CudaError::OutOfMemory(what.to_string());
-        }
-        if is_sticky(&e) {
-            return CudaError::ContextLost {
-                what: what.to_string(),
-                err: format!("{e:?}"),
-            };
-        }
-        CudaError::Driver {
-            what: what.to_string(),
-            err: format!("{e:?}"),
-        }
+        Self::classify(what, e, |what, err| CudaError::Driver { what, err })
     }
+    /// The error of a failed launch (or of the wait for it), as [`Self::driver`].
     pub(crate) fn launch(what: &str, e: DriverError) -> Self {
+        Self::classify(what, e, |what, err| CudaError::Launch { what, err })
+    }
+    /// Out of memory, a lost context, or `other` for the rest.
+    fn classify(what: &str, e: DriverError, other: fn(String, String) -> Self) -> Self {
         if e.0 == CuErr::CUDA_ERROR_OUT_OF_MEMORY {
             return CudaError::OutOfMemory(what.to_string());
         }
@@ -92,10 +85,7 @@ impl CudaError {
                 err: format!("{e:?}"),
             };
         }
-        CudaError::Launch {
-            what: what.to_string(),
-            err: format!("{e:?}"),
-        }
+        other(what.to_string(), format!("{e:?}"))
     }
     pub(crate) fn alloc(what: &str, bytes: usize, e: DriverError) -> Self {
         if e.0 == CuErr::CUDA_ERROR_OUT_OF_MEMORY {

@@ -48,7 +48,7 @@ impl FqBuffer {
 }
 
 impl CudaBackend {
-    /// values[i] = 1 / values[i] in Fq (Montgomery form, as blst keeps it); zero
+    /// `values[i] = 1 / values[i]` in Fq (Montgomery form, as blst keeps it); zero
     /// stays zero. Elements must be below p, as blst's are.
     pub fn fq_inverse(
         &self,

@@ -10,10 +10,17 @@ use crate::msm_plan::{
     effective_terms, first_pass_share, msm_passes, pass_ranges, scatter_windows, WindowPlan,
 };
 use crate::profile::Profiler;
-use crate::{host, CudaBackend, CudaError, Curve};
+use crate::{host, CudaBackend, CudaError, Layout, MsmOptions};
 
 /// Bucket counts per block of the offsets scan (MSM_SCAN_TILE in pippenger.cuh).
 const SCAN_TILE: usize = 4096;
+
+/// Partial sums a thread adds in each launch of the trees that reduce the
+/// segment sums to window sums and the ones' partial sums to one point. These
+/// launches have few threads, so their time is the chain of dependent full
+/// additions: 1024 segments at 32 a thread are two launches of 32 additions
+/// in a row, at 4 five launches of 4.
+const SUM_FAN_IN: u32 = 4;
 
 /// Resident bases as the MSM reads them: `copies` points per base, base-major
 /// (index b copies + k), copy k being 2^(c wset k) times the base, where wset
@@ -36,12 +43,13 @@ impl CudaBackend {
     /// Runs the device MSM; returns Jacobian words (a dummy point, the wset
     /// bucket sets' sums, then the sum of the bases whose scalar is 1) and the
     /// window size, by which the host weighs set s with 2^(c s).
-    pub(crate) fn msm(
+    pub(crate) fn device_msm(
         &self,
-        curve: Curve,
+        layout: Layout,
         table: BaseTable<'_>,
         scalars: &[blst_fr],
         density: Option<&[u64]>,
+        options: &MsmOptions,
     ) -> Result<(Vec<u64>, u32), CudaError> {
         if table.first > table.len {
             return Err(CudaError::InvalidInput(format!(
@@ -49,12 +57,12 @@ impl CudaBackend {
                 table.first, table.len
             )));
         }
-        let point_words = 2 * curve.fe_words() * table.copies.max(1) as usize;
+        let point_words = layout.affine_words() * table.copies.max(1) as usize;
         let bases = table.buf.slice(table.first * point_words..);
         let n_bases = table.len - table.first;
         let n = scalars.len();
-        let jw = curve.jac_words();
-        let xw = curve.xyzz_words();
+        let jw = layout.jac_words();
+        let xw = layout.xyzz_words();
         // Density: validate and build the per-word prefix counts.
         let prefix: Option<Vec<u32>> = match density {
             None => {
@@ -100,7 +108,12 @@ impl CudaBackend {
                 "MSM of {n} terms is too large"
             )));
         }
-        let plan = WindowPlan::choose(effective_terms(n, density), table.copies, table.c);
+        let plan = WindowPlan::choose(
+            effective_terms(n, density),
+            table.copies,
+            table.c,
+            options.window_bits(),
+        );
         let c = plan.c;
         let k_per_win = 1usize << (c - 1);
         let nwin = plan.nwin as usize;
@@ -115,12 +128,9 @@ impl CudaBackend {
         }
         // Chunk lengths of the accumulation tree: level 0 (points), levels >= 1
         // (partial sums). Small MSMs use short chunks so that tests exercise
-        // several levels.
-        // Level 1 on has 8 partial sums a thread: with 32 (as before 2026-11-30)
-        // the few threads of level 1 ran long chains of full additions with the
-        // GPU part empty; at the G1 MSM of 2^24 on a table the levels took 1.27
-        // instead of 2.5 ms a pass on the H200 (L0 = 256: 1 ms more
-        // accumulation a pass than it saved).
+        // several levels. Level 1 on has 8 partial sums a thread: with more, the
+        // few threads of level 1 run long chains of full additions while the
+        // rest of the GPU idles.
         let (l_chunk, l1): (u32, u32) = if max_entries >= 1 << 26 {
             (128, 8)
         } else if max_entries >= 1 << 22 {
@@ -128,23 +138,15 @@ impl CudaBackend {
         } else {
             (8, 4)
         };
-        // CROSSGROTH_CUDA_MSM_L=<L0>/<L1> overrides them, for tuning
-        let (l_chunk, l1) = std::env::var("CROSSGROTH_CUDA_MSM_L")
-            .ok()
-            .and_then(|v| {
-                let (a, b) = v.split_once('/')?;
-                Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))
-            })
-            .map_or((l_chunk, l1), |(a, b)| (a.clamp(2, 4096), b.clamp(2, 4096)));
         // Passes over parts of the scalars (see msm_passes): ranges of multiples
         // of 64 scalars, so that the density's words split cleanly.
         let passes = if table.overlap_upload {
-            let set = self.msm_passes.load(std::sync::atomic::Ordering::Acquire);
-            msm_passes(set, n, nb)
+            msm_passes(options.passes(), n, nb)
         } else {
             1
         };
-        let ranges = pass_ranges(n, passes, first_pass_share(passes));
+        let share = first_pass_share(options.first_pass_share(), passes);
+        let ranges = pass_ranges(n, passes, share);
         let m_max = ranges.iter().map(|r| r.1 - r.0).max().unwrap_or(0);
         let pass_entries = nwin * m_max;
         let nchunks = pass_entries.div_ceil(l_chunk as usize).max(1);
@@ -157,7 +159,7 @@ impl CudaBackend {
 
         let _g = self.guard();
         let mut prof = Profiler::new(self);
-        let ck = &self.k.g[curve as usize];
+        let ck = &self.k.g[layout.group as usize];
         let n32 = n as u32;
         let c32 = c;
         let nwin32 = nwin as u32;
@@ -222,7 +224,7 @@ impl CudaBackend {
         let mut heads2 = self.alloc_u64(nchunks.div_ceil(l1 as usize) * xw, "chunk partials")?;
         let mut segs = self.alloc_u64(nsets * nseg * xw, "bucket segments")?;
         // the first launch of the window-sum tree writes the most partials
-        let fan_in = sum_fan_in();
+        let fan_in = SUM_FAN_IN;
         let mut tmp = self.alloc_u64(
             nsets * nseg.div_ceil(fan_in as usize).max(1) * xw,
             "window partials",
@@ -241,10 +243,8 @@ impl CudaBackend {
         // device has room for it after every other buffer (so that it never
         // takes the room of one the MSM needs), so that pass p + 1 can be
         // sorted while pass p accumulates from the other; otherwise each sort
-        // waits for the accumulation before it (CROSSGROTH_CUDA_MSM_ENTRY_SETS=1
-        // forces that, for tests).
-        let one_set = std::env::var("CROSSGROTH_CUDA_MSM_ENTRY_SETS").is_ok_and(|v| v == "1");
-        if multi && !one_set {
+        // waits for the accumulation before it.
+        if multi {
             if let (Ok(o), Ok(e)) = (
                 self.alloc_u32(nb + 1, "bucket offsets"),
                 self.alloc_u64(pass_entries, "MSM entries"),
@@ -261,13 +261,9 @@ impl CudaBackend {
         // pass p's accumulation (the multiplier) instead of after it; the
         // accumulation waits for its pass's sort, and a sort waits until the
         // accumulation two passes back has read the entries it overwrites.
-        // (H200, 2026-12-01, G1 MSM 2^24 on a table, 2 passes, with the
-        // accumulation's products inlined: 116.8 -> 115.6 ms, plain 130.5 ms
-        // against 140.4 the day before; the two kernels share the SMs rather
-        // than overlap inside them,
-        // since the accumulation's blocks fill the register file, so what is
-        // won is the second upload's wait; a sort stream of the highest
-        // priority measured the same.)
+        // The two kernels share the SMs rather than overlap inside them (the
+        // accumulation's blocks fill the register file), so what is won is the
+        // wait for the second pass's upload.
         let sort_stream = if multi {
             Some(
                 self.ctx
@@ -475,29 +471,11 @@ impl CudaBackend {
         self.sync("MSM")?;
         prof.report(&format!(
             "{} MSM n={n} c={c} nwin={nwin} sets={nsets} copies={} L={l_chunk}/{l1}",
-            if matches!(curve, Curve::G1) {
-                "G1"
-            } else {
-                "G2"
-            },
-            table.copies,
+            layout.name, table.copies,
         ));
         drop((d_density, d_prefix, bidx));
         drop(sort_stream);
         drop((buckets, heads, heads2, segs, tmp));
         Ok((words, c))
     }
-}
-
-/// Partial sums a thread adds in each launch of the trees that reduce the
-/// segment sums to window sums and the ones' partial sums to one point
-/// (CROSSGROTH_CUDA_MSM_SUM_FAN_IN=<2..=64> overrides it, for tuning). These
-/// launches have few threads, so their time is the chain of dependent full
-/// additions: 1024 segments at 32 a thread are two launches of 32 additions
-/// in a row, at 4 five launches of 4.
-fn sum_fan_in() -> u32 {
-    std::env::var("CROSSGROTH_CUDA_MSM_SUM_FAN_IN")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-        .map_or(4, |f| f.clamp(2, 64))
 }

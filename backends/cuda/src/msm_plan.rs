@@ -1,37 +1,29 @@
-//! How an MSM is cut: window size and bucket sets (a cost model fitted on the
-//! H200), passes over parts of the scalars and their ranges, scatter launches.
+//! How an MSM is cut: window size and bucket sets (a cost model fitted to
+//! measurements), passes over parts of the scalars and their ranges, scatter
+//! launches.
 //! Pure host arithmetic; the device side is in msm.rs.
 
 /// Passes over parts of the scalars for an MSM of n terms with nb buckets
-/// (CROSSGROTH_CUDA_MSM_PASSES=<1..=16> overrides it). With several passes the
-/// copy lane uploads pass p + 1's scalars while the kernels work on pass p, so
-/// only the first part's upload is on the critical path; each later pass
-/// accumulates into empty buckets of its own and merges them (one addition per
-/// bucket) and runs its own levels of partial sums.
+/// (`set`: [`crate::MsmOptions::passes`]). With several passes the copy lane
+/// uploads pass p + 1's scalars while the kernels work on pass p, so only the
+/// first part's upload is on the critical path; each later pass accumulates
+/// into empty buckets of its own and merges them (one addition per bucket) and
+/// runs its own levels of partial sums.
 ///
 /// Two passes when half the upload (at ~28 GB/s from pageable memory through
 /// the staging buffers) is worth more than that: ~1.5 ms of levels plus
-/// ~0.65 ns per bucket merged (H200, 2026-11-30, G1 MSM 2^24: 2 passes on a
-/// table of 12 copies 134.1 -> 129.4 ms, plain 145.6 -> 144.0 ms; 4 passes
-/// 133.6 ms on the table: the levels, merges and the accumulation's tail per
-/// pass ate what the smaller first upload saved).
-pub(crate) fn msm_passes(set: usize, n: usize, nb: usize) -> usize {
-    if set > 0 {
-        return set.min(16);
-    }
-    if let Some(p) = std::env::var("CROSSGROTH_CUDA_MSM_PASSES")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-    {
-        return p.clamp(1, 16);
+/// ~0.65 ns per bucket merged. More passes cost more in levels, merges and
+/// the accumulation's tail per pass than the smaller first upload saves.
+pub(crate) fn msm_passes(set: Option<usize>, n: usize, nb: usize) -> usize {
+    if let Some(p) = set {
+        return p;
     }
     let upload_ms = (n * 32) as f64 / 28e6;
     let extra_pass_ms = 1.5 + nb as f64 * 0.65e-6;
     // Half the upload, although the second pass now hides more of it: with
-    // the share hidden (four fifths) in the rule, proving the 2^20 chain went
-    // from 164 to 210 ms (H200, 2026-12-01), most likely because the
-    // prover's smaller MSMs on tables then took two passes, whose second
-    // stream and fixed costs outweigh the little upload they hide.
+    // the share hidden in the rule, the prover's smaller MSMs on tables took
+    // two passes, whose second stream and fixed costs outweighed the little
+    // upload they hid (BENCHMARKS.md).
     if upload_ms / 2.0 > extra_pass_ms {
         2
     } else {
@@ -39,24 +31,13 @@ pub(crate) fn msm_passes(set: usize, n: usize, nb: usize) -> usize {
     }
 }
 
-/// Share of the scalars in the first of `passes` passes: 1 / (2 passes + 1),
-/// so that the upload on the critical path, the first pass's, is small while
-/// the later passes' uploads still hide behind the kernels of the pass before
-/// (a pass's kernels take several times its upload).
-/// CROSSGROTH_CUDA_MSM_FIRST_SHARE=<0..1> overrides it, for tuning. H200,
-/// 2026-12-01, G1 MSM 2^24 on a table, two passes, first share 0.5 / 0.3 /
-/// 0.25 / 0.2: 123.9 / - / 119.1 / 118.7 ms with the sort after the
-/// accumulation; 117.6 / 115.6 / 114.8 ms with the later passes' sort on its
-/// own stream (0.3 / 0.25 / 0.2, accumulation products inlined).
-pub(crate) fn first_pass_share(passes: usize) -> f64 {
-    if let Some(s) = std::env::var("CROSSGROTH_CUDA_MSM_FIRST_SHARE")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|s| *s > 0.0 && *s <= 1.0)
-    {
-        return s;
-    }
-    1.0 / (2 * passes.max(1) + 1) as f64
+/// Share of the scalars in the first of `passes` passes (`set`:
+/// [`crate::MsmOptions::first_pass_share`]): 1 / (2 passes + 1), so that the
+/// upload on the critical path, the first pass's, is small while the later
+/// passes' uploads still hide behind the kernels of the pass before (a pass's
+/// kernels take several times its upload).
+pub(crate) fn first_pass_share(set: Option<f64>, passes: usize) -> f64 {
+    set.unwrap_or(1.0 / (2 * passes.max(1) + 1) as f64)
 }
 
 /// The passes' ranges of scalars: the first about `first_share` of n, the
@@ -82,41 +63,24 @@ pub(crate) fn pass_ranges(n: usize, passes: usize, first_share: f64) -> Vec<(usi
     ranges
 }
 
-/// Window size for an MSM of n effective terms (CROSSGROTH_CUDA_MSM_C=<4..=22>
-/// overrides it, for tuning): the c that minimises a cost model fitted to G1
-/// MSMs of 2^24 terms on the H200 (2026-11-29, c = 16..21): 0.54 ns per term
-/// and window (digits, sort, mixed addition) plus 1.6 ns per bucket (the
-/// running-sum reduction). At most 20: at 21 the bucket counters (13 windows
-/// x 2^20 x 4 bytes) outgrow the L2 cache and the sort takes twice as long.
-/// Measured at 2^24: c = 16 194 ms, 18 182, 19 183, 20 172, 21 203.
-pub(crate) fn window_bits(n: usize) -> u32 {
-    if let Some(c) = std::env::var("CROSSGROTH_CUDA_MSM_C")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-    {
-        return c.clamp(4, 22);
-    }
-    model_window_bits(n)
-}
-
 /// Windows per launch of the counting sort's scatter for `sets` bucket sets of
-/// `nwin` windows (CROSSGROTH_CUDA_MSM_SCATTER_WINDOWS overrides it, for
-/// tuning). A bucket set per window (plain bases): one, so a launch bumps one
-/// window's 2^(c-1) bucket cursors (2 MiB at c = 20, which stay in L2) and
-/// writes one window's part of the sorted entries. On the H200 the scatter of
-/// a G1 MSM of 2^24 (c = 20, 13 windows) took 12.15 ms a window at a time, 13.2
-/// ms three at a time and 18.3 ms all at once, although each launch recomputes
-/// the scalars' digits up to its window. One set for every window (a table of
-/// precomputed copies): every window's entries share the set's cursors anyway,
-/// so all windows in one launch (2^24 on a table of 12 copies, 2 passes: 7.1
-/// -> 6.35 ms a pass, the MSM 125.8 -> 123.8 ms; three a launch 124.3 ms).
+/// `nwin` windows. A bucket set per window (plain bases): one, so that a
+/// launch bumps one window's 2^(c-1) bucket cursors, which stay in L2, and
+/// writes one window's part of the sorted entries (each launch recomputes the
+/// digits up to its window, which costs less). One set for every window (a
+/// table of precomputed copies): every window's entries share the set's
+/// cursors anyway, so all windows in one launch.
 pub(crate) fn scatter_windows(sets: usize, nwin: usize) -> u32 {
-    std::env::var("CROSSGROTH_CUDA_MSM_SCATTER_WINDOWS")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-        .map_or(if sets == 1 { nwin as u32 } else { 1 }, |w| w.max(1))
+    if sets == 1 {
+        nwin as u32
+    } else {
+        1
+    }
 }
 
+/// Window size for an MSM of n effective terms over plain bases: the c that
+/// minimises [`plan_cost`]. At most 20: from 21 the bucket counters outgrow
+/// the L2 cache and the counting sort takes twice as long.
 pub(crate) fn model_window_bits(n: usize) -> u32 {
     // plain windows: a bucket set per window
     let cost = |c: u32| plan_cost(n, c, 256u32.div_ceil(c));
@@ -137,8 +101,9 @@ pub(crate) struct WindowPlan {
 }
 
 /// Modelled cost (ns) of an MSM of n terms in c-bit windows with wset bucket
-/// sets: every term costs one addition a window, every bucket of every set two
-/// in the running sums (see window_bits).
+/// sets: every term costs one addition a window (digits, sort, mixed
+/// addition), every bucket of every set two in the running sums; the constants
+/// are fitted to G1 MSMs (BENCHMARKS.md, "G1 MSM window size").
 pub(crate) fn plan_cost(n: usize, c: u32, wset: u32) -> f64 {
     const NS_PER_TERM_WINDOW: f64 = 0.54;
     const NS_PER_BUCKET: f64 = 1.6;
@@ -149,17 +114,17 @@ pub(crate) fn plan_cost(n: usize, c: u32, wset: u32) -> f64 {
 impl WindowPlan {
     /// The plan for an MSM of `n` effective terms over `table`: its copies
     /// where they beat plain windows in the cost model, else plain windows
-    /// (copy 0 of each base). CROSSGROTH_CUDA_MSM_C forces plain windows of
-    /// that size.
-    pub(crate) fn choose(n: usize, copies: u32, table_c: u32) -> Self {
-        let c = window_bits(n);
+    /// (copy 0 of each base). `forced_c` ([`crate::MsmOptions::window_bits`])
+    /// forces plain windows of that size.
+    pub(crate) fn choose(n: usize, copies: u32, table_c: u32, forced_c: Option<u32>) -> Self {
+        let c = forced_c.unwrap_or_else(|| model_window_bits(n));
         let plain = WindowPlan {
             c,
             nwin: 256u32.div_ceil(c),
             wset: 256u32.div_ceil(c),
             stride: copies.max(1),
         };
-        if copies <= 1 || std::env::var_os("CROSSGROTH_CUDA_MSM_C").is_some() {
+        if copies <= 1 || forced_c.is_some() {
             return plain;
         }
         let nwin = 256u32.div_ceil(table_c);
@@ -206,26 +171,29 @@ mod tests {
     #[test]
     fn copies_are_used_where_the_model_says_they_pay() {
         // a full table for 8-bit windows: one bucket set
-        let p = WindowPlan::choose(1000, 32, 8);
+        let p = WindowPlan::choose(1000, 32, 8, None);
         assert_eq!((p.c, p.nwin, p.wset, p.stride), (8, 32, 1, 32));
         // three copies: windows w, w + 11, w + 22 share a set
-        let p = WindowPlan::choose(1000, 3, 8);
+        let p = WindowPlan::choose(1000, 3, 8, None);
         assert_eq!((p.c, p.nwin, p.wset, p.stride), (8, 32, 11, 3));
         // copies for 16-bit windows do not pay for 5000 terms: plain windows
         // over copy 0 (stride 2)
-        let p = WindowPlan::choose(5000, 2, 16);
+        let p = WindowPlan::choose(5000, 2, 16, None);
         assert_eq!((p.wset, p.stride), (p.nwin, 2));
         assert!(p.c < 16);
         // plain bases
-        let p = WindowPlan::choose(1 << 20, 1, 0);
+        let p = WindowPlan::choose(1 << 20, 1, 0, None);
         assert_eq!((p.c, p.wset, p.stride), (16, 16, 1));
+        // a forced window size: plain windows of it, even over a table
+        let p = WindowPlan::choose(1000, 32, 8, Some(12));
+        assert_eq!((p.c, p.nwin, p.wset, p.stride), (12, 22, 22, 32));
     }
 
     #[test]
     fn pass_ranges_cover_the_scalars_in_order_on_64_boundaries() {
         for n in [1usize, 63, 64, 65, 1000, 4096, 1 << 20, (1 << 24) + 17] {
             for passes in 1..=5 {
-                for share in [first_pass_share(passes), 0.5, 0.01, 1.0] {
+                for share in [first_pass_share(None, passes), 0.5, 0.01, 1.0] {
                     let r = pass_ranges(n, passes, share);
                     assert_eq!(r[0].0, 0);
                     assert_eq!(r.last().unwrap().1, n);

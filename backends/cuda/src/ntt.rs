@@ -1,6 +1,6 @@
 //! NTTs over Fr and the Groth16 H computation on the device.
 //!
-//! A transform is a few passes of `ntt_pass` (kernels/ntt/ntt.cuh): the first
+//! A transform is a few passes of `ntt_pass4` (kernels/ntt/ntt.cuh): the first
 //! reads its input through the bit-reversal permutation into a second buffer,
 //! the others work in place there, and the last scales its output when asked
 //! (n^-1, coset powers). A 2^24 transform is three passes over device memory.
@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use blst::blst_fr;
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 use crate::profile::Profiler;
 use crate::{host, CudaBackend, CudaError};
@@ -48,56 +48,10 @@ enum OutputScale<'a> {
     },
 }
 
-/// Which pass kernel runs, and how many butterflies each thread takes per stage.
-/// CROSSGROTH_CUDA_NTT_KERNEL picks one for tuning: `r2:<shift>` (radix 2,
-/// 2^shift butterflies a thread), `r2x4` (radix 2, four interleaved) or `r4`
-/// (radix 4, two stages per barrier). Measured on an H200 at 2^24 (2026-11-29),
-/// with the even/odd product and 16-byte aligned elements: r2:2 5.67 ms, r2x4
-/// 6.10, r4 4.52 (before those two changes r2:2 was fastest: r2:0 10.24 ms,
-/// r2:1 8.50, r2:2 7.93, r2:3 8.83, r4 9.02).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum NttKernel {
-    Radix2 { shift: u32 },
-    Radix2x4,
-    Radix4,
-}
-
-impl NttKernel {
-    const DEFAULT: NttKernel = NttKernel::Radix4;
-
-    fn from_env() -> Self {
-        let Ok(v) = std::env::var("CROSSGROTH_CUDA_NTT_KERNEL") else {
-            return Self::DEFAULT;
-        };
-        match v.as_str() {
-            "r2x4" => NttKernel::Radix2x4,
-            "r4" => NttKernel::Radix4,
-            other => match other
-                .strip_prefix("r2:")
-                .and_then(|s| s.parse::<u32>().ok())
-            {
-                Some(shift) => NttKernel::Radix2 {
-                    shift: shift.min(3),
-                },
-                None => Self::DEFAULT,
-            },
-        }
-    }
-
-    /// The kernel and block size for a block of 2^log_e elements.
-    fn launch(self, b: &CudaBackend, log_e: u32) -> (&CudaFunction, u32) {
-        let (kernel, log_per_thread) = match self {
-            NttKernel::Radix2 { shift } => (&b.k.ntt_pass, 1 + shift),
-            // four butterflies need a block of at least 32 threads * 8 elements
-            NttKernel::Radix2x4 if log_e >= 8 => (&b.k.ntt_pass_x4, 3),
-            NttKernel::Radix2x4 => (&b.k.ntt_pass, 1),
-            NttKernel::Radix4 => (&b.k.ntt_pass4, 2),
-        };
-        (
-            kernel,
-            (1u32 << log_e.saturating_sub(log_per_thread)).max(32),
-        )
-    }
+/// The block size of a pass over blocks of 2^log_e elements: the radix-4
+/// kernel takes four elements a thread, with at least a warp a block.
+fn pass_block(log_e: u32) -> u32 {
+    (1u32 << log_e.saturating_sub(2)).max(32)
 }
 
 /// One pass of a transform's plan: stages s0 .. s0 + k, 2^g groups per block.
@@ -260,13 +214,12 @@ impl CudaBackend {
             return Ok(());
         }
         let mut out = self.alloc_u64(4 * n, "NTT buffer")?;
-        let variant = NttKernel::from_env();
         let null: u64 = 0;
         let zero = [0u64; 4];
         for (i, p) in passes.iter().enumerate() {
             let first = u32::from(i == 0);
             let last = i + 1 == passes.len();
-            let (kernel, block) = variant.launch(self, p.g + p.k);
+            let block = pass_block(p.g + p.k);
             let grid = (n >> (p.g + p.k)) as u32;
             let cfg = LaunchConfig {
                 grid_dim: (grid, 1, 1),
@@ -287,7 +240,7 @@ impl CudaBackend {
                 let (ptr, _read) = out.device_ptr(&self.stream);
                 ptr
             };
-            let mut b = self.stream.launch_builder(kernel);
+            let mut b = self.stream.launch_builder(&self.k.ntt_pass4);
             b.arg(&src)
                 .arg(&mut out)
                 .arg(tw)
@@ -306,10 +259,10 @@ impl CudaBackend {
                     b.arg(&null).arg(&null).arg(&0u32);
                 }
             }
-            // SAFETY: the arguments match ntt_pass's signature; `out` and `buf`
+            // SAFETY: the arguments match ntt_pass4's signature; `out` and `buf`
             // hold n elements, the grid covers n / 2^(g + k) blocks of that many
             // elements, tw holds n / 2 twiddles and the scale tables cover n.
-            unsafe { b.launch(cfg) }.map_err(|e| CudaError::launch("ntt_pass", e))?;
+            unsafe { b.launch(cfg) }.map_err(|e| CudaError::launch("ntt_pass4", e))?;
         }
         std::mem::swap(buf, &mut out);
         Ok(())
@@ -317,7 +270,7 @@ impl CudaBackend {
 
     /// The Groth16 quotient polynomial H for a 2^log_m domain (bellperson's
     /// steps): a, b, c (each at most m long, zero-padded) are interpolated
-    /// (inverse NTT), evaluated on the coset g·<omega> (g = 7), combined as
+    /// (inverse NTT), evaluated on the coset `g·<omega>` (g = 7), combined as
     /// (a·b − c)·(g^m − 1)^-1 and interpolated back from the coset; the first
     /// m − 1 coefficients are returned (Montgomery form).
     pub fn compute_h(
@@ -335,9 +288,9 @@ impl CudaBackend {
 
     /// [`Self::compute_h`] with the coefficients written over a: on return
     /// a[..m − 1] holds H (a must be at least that long). The prover's a is
-    /// not needed after H, and its memory is already mapped: a fresh vector
-    /// for 2^20 coefficients took ~15 ms of page faults to download into on
-    /// the H200's host, against the ~2 ms of the copy itself.
+    /// not needed after H, and its memory is already mapped, whereas the pages
+    /// of a fresh vector fault in during the download and cost more than the
+    /// copy itself.
     pub fn compute_h_in_place(
         &self,
         a: &mut [blst_fr],

@@ -1,13 +1,13 @@
 //! Per-phase device timings of the MSM and the H computation
-//! (CROSSGROTH_CUDA_PROFILE).
+//! ([`crate::CudaOptions::profile`]).
 
 use std::sync::OnceLock;
 use std::time::Instant;
 
 use crate::CudaBackend;
 
-/// Per-phase device timings, printed to stderr when CROSSGROTH_CUDA_PROFILE is
-/// set (CUDA events between the phases; costs nothing otherwise).
+/// Per-phase device timings, printed to stderr when the backend's options ask
+/// for a profile (CUDA events between the phases; costs nothing otherwise).
 pub(crate) struct Profiler<'a> {
     b: &'a CudaBackend,
     marks: Vec<(std::borrow::Cow<'static, str>, cudarc::driver::CudaEvent)>,
@@ -20,7 +20,7 @@ pub(crate) struct Profiler<'a> {
 static EPOCH: OnceLock<Instant> = OnceLock::new();
 impl<'a> Profiler<'a> {
     pub(crate) fn new(b: &'a CudaBackend) -> Self {
-        let on = std::env::var_os("CROSSGROTH_CUDA_PROFILE").is_some();
+        let on = b.options.profile;
         let host_start = Instant::now();
         if on {
             EPOCH.get_or_init(|| host_start);

@@ -1,35 +1,30 @@
 //! Tables of precomputed copies of resident bases: copy k of a base is
 //! 2^(c w k) times it (w = windows per bucket set), stored base-major, so that
 //! an MSM puts the digits of several windows into one set of buckets (see
-//! kernels/msm/pippenger.cuh and msm_plan::WindowPlan). Made on the device when the
-//! bases are uploaded; opt-in through CudaBackend::set_precompute.
+//! kernels/msm/pippenger.cuh and msm_plan::WindowPlan). Each term still costs
+//! one addition a window, but the bucket reduction runs once per set instead
+//! of once per window, so larger windows (fewer additions) pay. Made on the
+//! device when the bases are uploaded with more than one copy allowed.
 
-use blst::*;
 use cudarc::driver::CudaSlice;
 
-use crate::bases::{as_words, env_mib, Store, MSM_SCRATCH_PER_TERM};
+use crate::bases::{as_words, Bases, Store};
 use crate::msm_plan::{model_window_bits, plan_cost};
-use crate::{CudaBackend, CudaError, Curve, G1Bases, G2Bases};
+use crate::{CudaBackend, CudaError, Curve, Layout};
 
 /// Largest window a precomputed table is made for: one set of 2^23 buckets
-/// (the counters, 32 MiB, still fit the H200's L2 cache).
+/// (the counters, 32 MiB, still fit in the L2 cache of the GPU the cost model
+/// was fitted on).
 const MAX_TABLE_C: u32 = 24;
 
+/// Most copies a table has (the cost model never wants more).
+const MAX_COPIES: u32 = 64;
+
 /// The window size and number of copies a table of precomputed bases for MSMs
-/// of n terms should have, with at most `max_copies` copies (memory): the c
-/// that minimises the modelled cost, and no more copies than that c needs.
+/// of n terms should have, with at most `max_copies` copies: the c that
+/// minimises the modelled cost, and no more copies than that c needs.
 /// (c, 1) when copies do not pay.
 pub(crate) fn table_shape(n: usize, max_copies: u32) -> (u32, u32) {
-    if let Some(c) = std::env::var("CROSSGROTH_CUDA_TABLE_C")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-    {
-        // for tuning: this window size, as few sets as max_copies allows
-        let c = c.clamp(4, MAX_TABLE_C);
-        let nwin = 256u32.div_ceil(c);
-        let wset = nwin.div_ceil(max_copies.clamp(1, nwin));
-        return (c, nwin.div_ceil(wset));
-    }
     let plain = model_window_bits(n);
     let mut best = (plan_cost(n, plain, 256u32.div_ceil(plain)), plain, 1u32);
     if max_copies > 1 {
@@ -43,6 +38,17 @@ pub(crate) fn table_shape(n: usize, max_copies: u32) -> (u32, u32) {
         }
     }
     (best.1, best.2)
+}
+
+/// The table an upload of `len` bases with at most `max_copies` copies makes:
+/// (c, copies), copies 1 for the plain bases.
+fn auto_shape(len: usize, max_copies: u32) -> (u32, u32) {
+    if len == 0 {
+        return (0, 1);
+    }
+    // point indices (base * copies + copy) stay below 2^31
+    let indexable = ((u32::MAX / 2) as usize / len).clamp(1, MAX_COPIES as usize) as u32;
+    table_shape(len, max_copies.clamp(1, MAX_COPIES).min(indexable))
 }
 
 /// The table an upload makes.
@@ -65,155 +71,144 @@ impl Shape {
         }
         Ok(Shape::Exact { copies, c })
     }
+
+    /// (c, copies) for `len` bases.
+    fn of(self, len: usize) -> (u32, u32) {
+        match self {
+            Shape::Auto { max_copies } => auto_shape(len, max_copies),
+            Shape::Exact { copies, c } => (c, copies),
+        }
+    }
 }
 
 /// Bases per launch of the precomputation (bounds its scratch memory).
 const PRECOMPUTE_CHUNK: usize = 1 << 18;
 
+/// Device bytes the precomputation of `copies` copies of `len` bases works in
+/// (one XYZZ point and one field element per extra copy of a chunk's bases).
+fn precompute_scratch_bytes(fe_words: usize, len: usize, copies: u32) -> usize {
+    let chunk = PRECOMPUTE_CHUNK.min(len).max(1);
+    chunk * (copies as usize - 1) * 8 * (4 + 1) * fe_words
+}
+
 impl CudaBackend {
-    /// [`Self::upload_g1_bases`] with at most `max_copies` points per base.
-    pub fn upload_g1_bases_with_copies(
+    /// Copies bases to the device (resident until dropped) with at most
+    /// `max_copies` points per base: 1, the plain bases; more, a table of
+    /// precomputed copies whose shape the cost model picks for MSMs over all of
+    /// them (no more copies than pay, at most 64), made on the device once.
+    /// MSMs use the copies only where the model says they pay.
+    ///
+    /// Fails with [`CudaError::OutOfMemory`] when the bases do not fit; it
+    /// never falls back to fewer copies or to streaming: the caller decides
+    /// placement, from [`Self::resident_bytes`], [`Self::upload_peak_bytes`],
+    /// [`Self::msm_scratch_bytes`] and [`Self::memory`].
+    pub fn upload<C: Curve>(
         &self,
-        bases: &[blst_p1_affine],
+        bases: &[C::Affine],
         max_copies: u32,
-    ) -> Result<G1Bases, CudaError> {
-        let shape = Shape::Auto { max_copies };
-        Ok(G1Bases {
-            store: self.upload_table(Curve::G1, as_words(bases, 12), bases.len(), shape)?,
-            len: bases.len(),
-        })
+    ) -> Result<Bases<C>, CudaError> {
+        self.upload_table::<C>(bases, Shape::Auto { max_copies })
     }
 
-    /// [`Self::upload_g2_bases`] with at most `max_copies` points per base.
-    pub fn upload_g2_bases_with_copies(
-        &self,
-        bases: &[blst_p2_affine],
-        max_copies: u32,
-    ) -> Result<G2Bases, CudaError> {
-        let shape = Shape::Auto { max_copies };
-        Ok(G2Bases {
-            store: self.upload_table(Curve::G2, as_words(bases, 24), bases.len(), shape)?,
-            len: bases.len(),
-        })
-    }
-
-    /// G1 bases with exactly `copies` copies made for windows of `c` bits
+    /// Bases with exactly `copies` copies made for windows of `c` bits
     /// (4..=24), whatever the cost model would choose: for tests and tuning.
     /// MSMs still use the copies only where the model says they pay.
-    pub fn upload_g1_bases_with_shape(
+    pub fn upload_with_shape<C: Curve>(
         &self,
-        bases: &[blst_p1_affine],
+        bases: &[C::Affine],
         copies: u32,
         c: u32,
-    ) -> Result<G1Bases, CudaError> {
-        let shape = Shape::exact(copies, c)?;
-        Ok(G1Bases {
-            store: self.upload_table(Curve::G1, as_words(bases, 12), bases.len(), shape)?,
-            len: bases.len(),
-        })
+    ) -> Result<Bases<C>, CudaError> {
+        self.upload_table::<C>(bases, Shape::exact(copies, c)?)
     }
 
-    /// G2 bases with exactly `copies` copies for `c`-bit windows; see
-    /// [`Self::upload_g1_bases_with_shape`].
-    pub fn upload_g2_bases_with_shape(
-        &self,
-        bases: &[blst_p2_affine],
-        copies: u32,
-        c: u32,
-    ) -> Result<G2Bases, CudaError> {
-        let shape = Shape::exact(copies, c)?;
-        Ok(G2Bases {
-            store: self.upload_table(Curve::G2, as_words(bases, 24), bases.len(), shape)?,
-            len: bases.len(),
-        })
+    /// Device bytes that [`Self::upload`] of `len` bases with `max_copies`
+    /// holds once done (the table the cost model would make).
+    pub fn resident_bytes<C: Curve>(len: usize, max_copies: u32) -> usize {
+        let (_, copies) = auto_shape(len, max_copies);
+        len * copies as usize * C::AFFINE_BYTES
     }
 
-    /// Uploads `len` bases and, where copies are asked for (and, for
-    /// Shape::Auto, pay for MSMs over all of them and fit in memory), replaces
-    /// them by a table of precomputed copies.
-    fn upload_table<T>(
-        &self,
-        curve: Curve,
-        words: &[u64],
-        len: usize,
-        shape: Shape,
-    ) -> Result<Store<T>, CudaError> {
-        let what = curve.bases_name();
-        if let Shape::Exact { copies, .. } = shape {
-            if len.saturating_mul(copies as usize) >= (u32::MAX / 2) as usize {
-                return Err(CudaError::InvalidInput(format!(
-                    "{len} bases with {copies} copies each are too many"
-                )));
-            }
+    /// Device bytes that [`Self::upload`] of `len` bases with `max_copies`
+    /// needs while it runs: the table, and while the copies are made the plain
+    /// bases and the precomputation's scratch as well.
+    pub fn upload_peak_bytes<C: Curve>(len: usize, max_copies: u32) -> usize {
+        let (_, copies) = auto_shape(len, max_copies);
+        let resident = Self::resident_bytes::<C>(len, max_copies);
+        if copies <= 1 {
+            return resident;
         }
-        let plain = self.upload_bases(words, what)?;
-        let (c, copies) = match shape {
-            Shape::Auto { max_copies } => {
-                let point_bytes = 16 * curve.fe_words();
-                let fits = self.affordable_copies(len, point_bytes, curve);
-                // point indices (base * copies + copy) stay below 2^31
-                let indexable = ((u32::MAX / 2) as usize / len.max(1)).clamp(1, 64) as u32;
-                table_shape(len, max_copies.min(fits).min(indexable))
-            }
-            Shape::Exact { copies, c } => (c, copies),
-        };
-        if copies <= 1 || len == 0 {
-            self.keep_pool_above_resident();
-            return Ok(Store::Device {
+        resident + len * C::AFFINE_BYTES + precompute_scratch_bytes(C::FE_WORDS, len, copies)
+    }
+
+    /// Uploads the bases and, where the shape has copies, replaces them by a
+    /// table of precomputed copies.
+    fn upload_table<C: Curve>(
+        &self,
+        bases: &[C::Affine],
+        shape: Shape,
+    ) -> Result<Bases<C>, CudaError> {
+        let layout = Layout::of::<C>()?;
+        let len = bases.len();
+        let what = format!("{} bases", C::NAME);
+        let (c, copies) = shape.of(len);
+        // (Shape::Auto keeps the indices in range by itself)
+        if matches!(shape, Shape::Exact { .. })
+            && len.saturating_mul(copies as usize) >= (u32::MAX / 2) as usize
+        {
+            return Err(CudaError::InvalidInput(format!(
+                "{len} bases with {copies} copies each are too many"
+            )));
+        }
+        let plain = self.upload_bases(as_words(bases, layout.affine_words()), &what)?;
+        let store = if copies <= 1 || len == 0 {
+            Store::Device {
                 buf: plain,
                 copies: 1,
                 c: 0,
-            });
-        }
-        let started = std::time::Instant::now();
-        let table = self.precompute_table(curve, &plain, len, copies, c)?;
-        drop(plain);
-        self.keep_pool_above_resident();
-        log::info!(
-            "{what}: {len} bases precomputed as {copies} copies for {c}-bit windows in {:.2} s",
-            started.elapsed().as_secs_f64()
-        );
-        Ok(Store::Device {
-            buf: table,
-            copies,
-            c,
-        })
-    }
-
-    /// How many copies of `len` bases fit in 90 % of the free device memory
-    /// beside the plain bases, the precomputation's scratch and an MSM's working
-    /// buffers over all of them (CROSSGROTH_CUDA_RESIDENT_MIB, where set, caps
-    /// the table's bytes instead).
-    fn affordable_copies(&self, len: usize, point_bytes: usize, curve: Curve) -> u32 {
-        if len == 0 {
-            return 1;
-        }
-        let per_copy = len * point_bytes;
-        // scratch per copy: one XYZZ point and one field element per base of a chunk
-        let scratch_per_copy =
-            PRECOMPUTE_CHUNK.min(len) * 8 * (curve.xyzz_words() + curve.fe_words());
-        let budget = match env_mib("CROSSGROTH_CUDA_RESIDENT_MIB") {
-            Some(limit) => limit,
-            // (the plain bases are uploaded already: `free` excludes them)
-            None => match self.memory() {
-                Ok((free, _)) => (free / 10 * 9).saturating_sub(len * MSM_SCRATCH_PER_TERM),
-                Err(_) => 0,
-            },
+            }
+        } else {
+            // A hard refusal with the sizes, rather than an allocation failure
+            // halfway through (the plain bases are uploaded already: `free`
+            // excludes them).
+            let needed = len * copies as usize * C::AFFINE_BYTES
+                + precompute_scratch_bytes(C::FE_WORDS, len, copies);
+            if let Ok((free, _)) = self.memory() {
+                if needed > free {
+                    return Err(CudaError::OutOfMemory(format!(
+                        "{what}: a table of {copies} copies of {len} bases needs {needed} bytes \
+                         beside the plain bases, {free} are free"
+                    )));
+                }
+            }
+            let started = std::time::Instant::now();
+            let table = self.precompute_table(layout, &plain, len, copies, c)?;
+            drop(plain);
+            log::info!(
+                "{what}: {len} bases precomputed as {copies} copies for {c}-bit windows in {:.2} s",
+                started.elapsed().as_secs_f64()
+            );
+            Store::Device {
+                buf: table,
+                copies,
+                c,
+            }
         };
-        (budget / (per_copy + scratch_per_copy)).clamp(1, 64) as u32
+        self.keep_pool_above_resident();
+        Ok(Bases { store, len })
     }
 
     /// The table of `copies` points per base for windows of c bits: copy k of
     /// base b is 2^(c wset k) b (msm_precompute), chunk by chunk.
     fn precompute_table(
         &self,
-        curve: Curve,
+        layout: Layout,
         plain: &CudaSlice<u64>,
         len: usize,
         copies: u32,
         c: u32,
     ) -> Result<CudaSlice<u64>, CudaError> {
-        let (pw, xw, fw) = (2 * curve.fe_words(), curve.xyzz_words(), curve.fe_words());
+        let (pw, xw, fw) = (layout.affine_words(), layout.xyzz_words(), layout.fe_words);
         let nwin = 256u32.div_ceil(c);
         let shift = c * nwin.div_ceil(copies);
         let k = copies as usize;
@@ -222,7 +217,7 @@ impl CudaBackend {
         let chunk = PRECOMPUTE_CHUNK.min(len).max(1);
         let mut tmp = self.alloc_u64(chunk * (k - 1) * xw, "precomputation scratch")?;
         let mut tmp_prod = self.alloc_u64(chunk * (k - 1) * fw, "precomputation scratch")?;
-        let f = &self.k.g[curve as usize].precompute;
+        let f = &self.k.g[layout.group as usize].precompute;
         for lo in (0..len).step_by(chunk) {
             let hi = (lo + chunk).min(len);
             let n32 = (hi - lo) as u32;
@@ -237,7 +232,8 @@ impl CudaBackend {
 
 #[cfg(test)]
 mod tests {
-    use super::{table_shape, Shape};
+    use super::{auto_shape, table_shape, Shape};
+    use crate::{CudaBackend, G1, G2};
 
     #[test]
     fn table_shapes_follow_the_cost_model() {
@@ -261,6 +257,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn resident_bytes_are_the_table_the_model_makes() {
+        type B = CudaBackend;
+        assert_eq!(B::resident_bytes::<G1>(0, 64), 0);
+        assert_eq!(B::resident_bytes::<G1>(1000, 1), 1000 * 96);
+        assert_eq!(B::resident_bytes::<G2>(1000, 0), 1000 * 192);
+        // the model's 12 copies for 22-bit windows at 2^24
+        assert_eq!(auto_shape(1 << 24, 64), (22, 12));
+        assert_eq!(B::resident_bytes::<G1>(1 << 24, 64), (1 << 24) * 12 * 96);
+        // more than 64 copies are never made
+        assert_eq!(auto_shape(1 << 20, 1000), auto_shape(1 << 20, 64));
+        // indices stay below 2^31 - 1: 2^28 bases take at most 7 copies
+        let (_, copies) = auto_shape(1 << 28, 64);
+        assert!((1usize << 28) * copies as usize <= (u32::MAX / 2) as usize);
+        // the peak adds the plain bases and the scratch only when copies are made
+        assert_eq!(B::upload_peak_bytes::<G1>(1000, 1), 1000 * 96);
+        let peak = B::upload_peak_bytes::<G1>(1 << 20, 64);
+        let (_, copies) = auto_shape(1 << 20, 64);
+        let scratch = (1 << 18) * (copies as usize - 1) * 8 * (24 + 6);
+        assert_eq!(peak, (1 << 20) * 96 * (copies as usize + 1) + scratch);
     }
 
     #[test]

@@ -8,14 +8,17 @@ use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut
 use crate::{CudaBackend, CudaError};
 
 /// Two pinned host buffers for chunked transfers, with an event per buffer
-/// recorded after the DMA that last used it.
+/// recorded after the DMA that last used it, and the host threads that copy
+/// into and out of them.
 pub(crate) struct Staging {
     slots: Vec<cudarc::driver::PinnedHostSlice<u64>>,
     done: Vec<cudarc::driver::CudaEvent>,
+    threads: usize,
 }
 
 impl Staging {
-    pub(crate) fn new(ctx: &Arc<CudaContext>) -> Result<Self, CudaError> {
+    /// `threads`: [`crate::CudaOptions::copy_threads`].
+    pub(crate) fn new(ctx: &Arc<CudaContext>, threads: Option<usize>) -> Result<Self, CudaError> {
         let mut slots = Vec::new();
         let mut done = Vec::new();
         for _ in 0..2 {
@@ -29,7 +32,11 @@ impl Staging {
                     .map_err(|e| CudaError::driver("cuEventCreate", e))?,
             );
         }
-        Ok(Staging { slots, done })
+        Ok(Staging {
+            slots,
+            done,
+            threads: host_threads(threads),
+        })
     }
 
     /// Copies `src` into `dst` (as long) on `stream`: the host copies chunk i + 1
@@ -41,7 +48,7 @@ impl Staging {
         src: &[u64],
         dst: &mut cudarc::driver::CudaViewMut<'_, u64>,
     ) -> Result<(), CudaError> {
-        let threads = host_threads();
+        let threads = self.threads;
         let cu_stream = stream.cu_stream();
         let cw = stage_chunk(src.len());
         for (i, chunk) in src.chunks(cw).enumerate() {
@@ -84,13 +91,10 @@ pub(crate) fn stage_chunk(len: usize) -> usize {
 /// buffers; smaller ones are plain (pageable) copies.
 const STAGED_MIN_WORDS: usize = 1 << 19;
 
-/// Host threads that copy into the pinned buffers: up to 8
-/// (CROSSGROTH_CUDA_COPY_THREADS=<1..=64> overrides it, for tuning).
-pub(crate) fn host_threads() -> usize {
-    if let Some(t) = std::env::var("CROSSGROTH_CUDA_COPY_THREADS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-    {
+/// Host threads that copy into the pinned buffers: `set` (1..=64), else the
+/// cores, at most 8.
+fn host_threads(set: Option<usize>) -> usize {
+    if let Some(t) = set {
         return t.clamp(1, 64);
     }
     std::thread::available_parallelism()
@@ -129,7 +133,7 @@ impl CudaBackend {
     ) -> Result<std::sync::MutexGuard<'_, Option<Staging>>, CudaError> {
         let mut st = self.staging.lock().unwrap_or_else(|p| p.into_inner());
         if st.is_none() {
-            *st = Some(Staging::new(&self.ctx)?);
+            *st = Some(Staging::new(&self.ctx, self.options.copy_threads)?);
         }
         Ok(st)
     }
@@ -201,7 +205,7 @@ impl CudaBackend {
         }
         let mut guard = self.ensure_staging()?;
         let st = guard.as_mut().expect("staging initialised");
-        let threads = host_threads();
+        let threads = st.threads;
         let cu_stream = self.stream.cu_stream();
         let cw = stage_chunk(words);
         let nchunks = words.div_ceil(cw);

@@ -12,7 +12,7 @@
 //! CROSSGROTH_REQUIRE_CUDA=1.
 
 use blst::*;
-use crossgroth_cuda::{CudaBackend, CudaError};
+use crossgroth_cuda::{CudaBackend, CudaError, CudaOptions, G1};
 
 fn require() -> bool {
     std::env::var("CROSSGROTH_REQUIRE_CUDA").as_deref() == Ok("1")
@@ -55,14 +55,14 @@ fn msm_is_correct(
     scalars: &[blst_fr],
     expected: &blst_p1,
 ) -> Result<bool, CudaError> {
-    let d = b.upload_g1_bases(bases)?;
-    let got = b.msm_g1(&d, scalars, None)?;
+    let d = b.upload::<G1>(bases, 1)?;
+    let got = b.msm(&d, 0, scalars, None)?;
     Ok(unsafe { blst_p1_is_equal(&got, expected) })
 }
 
 #[test]
 fn a_sticky_launch_error_never_gives_a_wrong_result() {
-    let b = match CudaBackend::new(0) {
+    let b = match CudaBackend::new(0, CudaOptions::default()) {
         Ok(b) => b,
         Err(e) if e.is_unavailable() && !require() => {
             eprintln!("!!!!!!!! CUDA FAULT TEST SKIPPED: {e} !!!!!!!!");
@@ -105,11 +105,11 @@ fn a_sticky_launch_error_never_gives_a_wrong_result() {
     };
     check(
         "a fresh context beside the faulty one",
-        CudaBackend::new_in_fresh_context(0),
+        CudaBackend::new_in_fresh_context(0, CudaOptions::default()),
     );
     drop(b);
     check(
         "a backend opened after dropping the faulty one",
-        CudaBackend::new(0),
+        CudaBackend::new(0, CudaOptions::default()),
     );
 }

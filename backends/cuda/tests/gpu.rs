@@ -8,16 +8,19 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use blst::*;
-use crossgroth_cuda::{host, CudaBackend, CudaError};
+use crossgroth_cuda::{host, Bases, CudaBackend, CudaError, CudaOptions, MsmOptions, G1, G2};
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
+
+#[path = "common/options_from_env.rs"]
+mod options_from_env;
 
 fn backend() -> Option<&'static CudaBackend> {
     static B: OnceLock<Option<CudaBackend>> = OnceLock::new();
     B.get_or_init(|| {
         let require = std::env::var("CROSSGROTH_REQUIRE_CUDA").map(|v| v == "1").unwrap_or(false);
         let t = Instant::now();
-        match CudaBackend::new(0) {
+        match CudaBackend::new(0, options_from_env::options_from_env()) {
             Ok(b) => {
                 eprintln!("CUDA device: {:?}; module ({}) loaded in {:.2?}", b.info(), b.module_kind(), t.elapsed());
                 Some(b)
@@ -48,6 +51,22 @@ macro_rules! gpu_or_skip {
             }
         }
     };
+}
+
+/// Runs `body` with the backend's MSM options changed by `change`, then puts
+/// them back.
+fn with_msm_options<R>(
+    gpu: &CudaBackend,
+    change: impl FnOnce(&mut MsmOptions),
+    body: impl FnOnce() -> R,
+) -> R {
+    let before = gpu.options().msm;
+    let mut changed = before.clone();
+    change(&mut changed);
+    gpu.set_msm_options(changed);
+    let r = body();
+    gpu.set_msm_options(before);
+    r
 }
 
 fn rng() -> StdRng {
@@ -204,9 +223,9 @@ fn g2_eq(a: &blst_p2, b: &blst_p2) -> bool {
 }
 
 fn check_g1(gpu: &CudaBackend, bases: &[blst_p1_affine], scalars: &[blst_fr], what: &str) {
-    let d = gpu.upload_g1_bases(bases).expect("upload");
+    let d = gpu.upload::<G1>(bases, 1).expect("upload");
     let t = Instant::now();
-    let got = gpu.msm_g1(&d, scalars, None).expect("msm_g1");
+    let got = gpu.msm(&d, 0, scalars, None).expect("msm");
     let gpu_t = t.elapsed();
     let want = if scalars.len() > 3000 {
         g1_pippenger(bases, scalars)
@@ -221,8 +240,8 @@ fn check_g1(gpu: &CudaBackend, bases: &[blst_p1_affine], scalars: &[blst_fr], wh
     eprintln!("ok G1 {what}: n = {} ({gpu_t:.2?})", scalars.len());
 }
 fn check_g2(gpu: &CudaBackend, bases: &[blst_p2_affine], scalars: &[blst_fr], what: &str) {
-    let d = gpu.upload_g2_bases(bases).expect("upload");
-    let got = gpu.msm_g2(&d, scalars, None).expect("msm_g2");
+    let d = gpu.upload::<G2>(bases, 1).expect("upload");
+    let got = gpu.msm(&d, 0, scalars, None).expect("msm");
     let want = g2_naive(bases, scalars);
     assert!(
         g2_eq(&got, &want),
@@ -268,7 +287,7 @@ fn mixed_scalars(rng: &mut impl RngCore, n: usize) -> Vec<blst_fr> {
 // ---------------------------------------------------------------------- tests
 
 #[test]
-fn t00_probe_reports_devices_or_reason() {
+fn probe_reports_devices_or_reason() {
     let line = crossgroth_cuda::describe();
     eprintln!("crossgroth-cuda: {line}");
     match crossgroth_cuda::probe() {
@@ -282,15 +301,15 @@ fn t00_probe_reports_devices_or_reason() {
 }
 
 #[test]
-fn t01_backend_is_send_sync() {
+fn backend_and_bases_are_send_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<CudaBackend>();
-    assert_send_sync::<crossgroth_cuda::G1Bases>();
-    assert_send_sync::<crossgroth_cuda::G2Bases>();
+    assert_send_sync::<Bases<G1>>();
+    assert_send_sync::<Bases<G2>>();
 }
 
 #[test]
-fn t10_msm_g1_random_sizes() {
+fn msm_g1_random_sizes_match_blst() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     for &n in &[1usize, 2, 3, 7, 64, 100, 1000, 2049, 5000, 65_536 + 123] {
@@ -301,15 +320,15 @@ fn t10_msm_g1_random_sizes() {
 }
 
 #[test]
-fn t11_msm_g1_edge_cases() {
+fn msm_g1_edge_cases_match_blst() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     let n = 700;
     let bases = g1_points(&mut rng, n);
     let m1 = fr_minus_one();
     // empty
-    let d = gpu.upload_g1_bases(&bases).unwrap();
-    let got = gpu.msm_g1(&d, &[], None).unwrap();
+    let d = gpu.upload::<G1>(&bases, 1).unwrap();
+    let got = gpu.msm(&d, 0, &[], None).unwrap();
     assert!(
         unsafe { blst_p1_is_inf(&got) },
         "empty MSM is not the identity"
@@ -380,7 +399,7 @@ fn t11_msm_g1_edge_cases() {
 }
 
 #[test]
-fn t12_msm_g1_density() {
+fn msm_g1_density_matches_blst() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     for &(nvars, p_in) in &[
@@ -410,10 +429,10 @@ fn t12_msm_g1_density() {
                 _ => fr_random(&mut rng),
             })
             .collect();
-        let d = gpu.upload_g1_bases(&bases).unwrap();
+        let d = gpu.upload::<G1>(&bases, 1).unwrap();
         let got = gpu
-            .msm_g1(&d, &scalars, Some(&words))
-            .expect("msm_g1 with density");
+            .msm(&d, 0, &scalars, Some(&words))
+            .expect("G1 MSM with density");
         let sel: Vec<blst_fr> = included.iter().map(|&i| scalars[i]).collect();
         let want = if sel.len() > 3000 {
             g1_pippenger(&bases, &sel)
@@ -429,23 +448,23 @@ fn t12_msm_g1_density() {
     }
     // empty density: nothing included
     let bases = g1_points(&mut rng, 4);
-    let d = gpu.upload_g1_bases(&bases).unwrap();
+    let d = gpu.upload::<G1>(&bases, 1).unwrap();
     let scalars: Vec<blst_fr> = (0..100).map(|_| fr_random(&mut rng)).collect();
-    let got = gpu.msm_g1(&d, &scalars, Some(&[0u64, 0])).unwrap();
+    let got = gpu.msm(&d, 0, &scalars, Some(&[0u64, 0])).unwrap();
     assert!(
         unsafe { blst_p1_is_inf(&got) },
         "empty density is not the identity"
     );
-    let got = gpu.msm_g1(&d, &[], Some(&[])).unwrap();
+    let got = gpu.msm(&d, 0, &[], Some(&[])).unwrap();
     assert!(unsafe { blst_p1_is_inf(&got) });
 }
 
-/// Tables of precomputed copies (CudaBackend::upload_*_bases_with_shape and
-/// _with_copies): one bucket set for all windows, several, and plain windows
+/// Tables of precomputed copies (CudaBackend::upload_with_shape and upload):
+/// one bucket set for all windows, several, and plain windows
 /// over copy 0 of a table whose copies do not pay, on random and edge-case
 /// inputs, with and without a density.
 #[test]
-fn t15_msm_g1_precomputed_tables() {
+fn msm_g1_precomputed_tables_match_blst() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     let check =
@@ -466,7 +485,7 @@ fn t15_msm_g1_precomputed_tables() {
             // table whose 16-bit copies the model declines (plain, stride 2)
             for (copies, c) in [(32u32, 8u32), (3, 8), (2, 16), (1, 8)] {
                 let d = gpu
-                    .upload_g1_bases_with_shape(bases, copies, c)
+                    .upload_with_shape::<G1>(bases, copies, c)
                     .expect("upload table");
                 assert_eq!(
                     d.copies(),
@@ -476,7 +495,7 @@ fn t15_msm_g1_precomputed_tables() {
                         (1, 0)
                     }
                 );
-                let got = gpu.msm_g1(&d, scalars, density).expect("msm_g1 on a table");
+                let got = gpu.msm(&d, 0, scalars, density).expect("G1 MSM on a table");
                 assert!(
                     g1_eq(&got, &want),
                     "G1 MSM on a table of {copies} copies for {c}-bit windows: {what} (n = {})",
@@ -527,7 +546,7 @@ fn t15_msm_g1_precomputed_tables() {
 }
 
 #[test]
-fn t17_msm_g1_model_table_large() {
+fn msm_g1_large_model_table_matches_blst() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     // The shape the cost model picks for 2^20 + 3 bases (13 copies for 20-bit
@@ -536,7 +555,7 @@ fn t17_msm_g1_model_table_large() {
     let bases = g1_points(&mut rng, n);
     let scalars: Vec<blst_fr> = (0..n).map(|_| fr_random(&mut rng)).collect();
     let t = Instant::now();
-    let d = gpu.upload_g1_bases_with_copies(&bases, 64).expect("upload");
+    let d = gpu.upload::<G1>(&bases, 64).expect("upload");
     eprintln!(
         "2^20 + 3 bases: table {:?} in {:.2?}",
         d.copies(),
@@ -548,7 +567,7 @@ fn t17_msm_g1_model_table_large() {
         d.copies()
     );
     let t = Instant::now();
-    let got = gpu.msm_g1(&d, &scalars, None).expect("msm_g1");
+    let got = gpu.msm(&d, 0, &scalars, None).expect("msm");
     let gpu_t = t.elapsed();
     assert!(
         g1_eq(&got, &g1_pippenger(&bases, &scalars)),
@@ -562,7 +581,7 @@ fn t17_msm_g1_model_table_large() {
 /// without a density, including a last pass shorter than the others and more
 /// passes than 64-scalar blocks.
 #[test]
-fn t16_msm_g1_in_passes() {
+fn msm_g1_in_passes_matches_blst() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     let n = 5000;
@@ -585,30 +604,37 @@ fn t16_msm_g1_in_passes() {
         }
     }
     let want_dense = g1_naive(&bases[..sel.len()], &sel);
-    let plain = gpu.upload_g1_bases_with_copies(&bases, 1).unwrap();
-    let table = gpu.upload_g1_bases_with_shape(&bases, 32, 8).unwrap();
+    let plain = gpu.upload::<G1>(&bases, 1).unwrap();
+    let table = gpu.upload_with_shape::<G1>(&bases, 32, 8).unwrap();
     let mut result = Ok(());
     for passes in [2usize, 3, 7, 16] {
-        gpu.set_msm_passes(Some(passes));
-        for (d, what) in [(&plain, "plain"), (&table, "table")] {
-            let got = gpu.msm_g1(d, &scalars, None).expect("msm_g1");
-            let got_dense = gpu.msm_g1(d, &scalars, Some(&words)).expect("msm_g1");
-            if !g1_eq(&got, &want) || !g1_eq(&got_dense, &want_dense) {
-                result = Err(format!("{passes} passes, {what} bases"));
-            }
-        }
+        with_msm_options(
+            gpu,
+            |o| o.passes = Some(passes),
+            || {
+                for (d, what) in [(&plain, "plain"), (&table, "table")] {
+                    let got = gpu.msm(d, 0, &scalars, None).expect("msm");
+                    let got_dense = gpu.msm(d, 0, &scalars, Some(&words)).expect("msm");
+                    if !g1_eq(&got, &want) || !g1_eq(&got_dense, &want_dense) {
+                        result = Err(format!("{passes} passes, {what} bases"));
+                    }
+                }
+            },
+        );
     }
-    gpu.set_msm_passes(Some(3));
-    let small = gpu.msm_g1(&plain, &scalars[..10], None).expect("msm_g1");
+    let small = with_msm_options(
+        gpu,
+        |o| o.passes = Some(3),
+        || gpu.msm(&plain, 0, &scalars[..10], None).expect("msm"),
+    );
     let want_small = g1_naive(&bases[..10], &scalars[..10]);
-    gpu.set_msm_passes(None);
     assert_eq!(result, Ok(()), "MSM in passes mismatch");
     assert!(g1_eq(&small, &want_small), "10 scalars in 3 passes");
     eprintln!("ok G1 in passes");
 }
 
 #[test]
-fn t21_msm_g2_precomputed_tables() {
+fn msm_g2_precomputed_tables_match_blst() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     let n = 300;
@@ -618,9 +644,9 @@ fn t21_msm_g2_precomputed_tables() {
     let want = g2_naive(&bases, &scalars);
     for (copies, c) in [(32u32, 8u32), (5, 8), (2, 16)] {
         let d = gpu
-            .upload_g2_bases_with_shape(&bases, copies, c)
+            .upload_with_shape::<G2>(&bases, copies, c)
             .expect("upload table");
-        let got = gpu.msm_g2(&d, &scalars, None).expect("msm_g2 on a table");
+        let got = gpu.msm(&d, 0, &scalars, None).expect("G2 MSM on a table");
         assert!(
             g2_eq(&got, &want),
             "G2 MSM on a table of {copies} copies for {c}-bit windows"
@@ -631,26 +657,24 @@ fn t21_msm_g2_precomputed_tables() {
     let (words, inc) = random_density(&mut rng, nvars, 0.4);
     let bases = g2_points(&mut rng, inc.len());
     let scalars: Vec<blst_fr> = (0..nvars).map(|_| fr_random(&mut rng)).collect();
-    let d = gpu.upload_g2_bases_with_shape(&bases, 32, 8).unwrap();
-    let got = gpu.msm_g2(&d, &scalars, Some(&words)).unwrap();
+    let d = gpu.upload_with_shape::<G2>(&bases, 32, 8).unwrap();
+    let got = gpu.msm(&d, 0, &scalars, Some(&words)).unwrap();
     let sel: Vec<blst_fr> = inc.iter().map(|&i| scalars[i]).collect();
     assert!(
         g2_eq(&got, &g2_naive(&bases, &sel)),
         "G2 density mismatch on a table"
     );
     // a bad shape is an error, not a panic
-    assert!(gpu.upload_g2_bases_with_shape(&bases, 3, 30).is_err());
-    assert!(gpu.upload_g2_bases_with_shape(&bases, 0, 8).is_err());
+    assert!(gpu.upload_with_shape::<G2>(&bases, 3, 30).is_err());
+    assert!(gpu.upload_with_shape::<G2>(&bases, 0, 8).is_err());
     eprintln!("ok G2 tables");
 }
 
-/// Bases left in host memory: the MSM streams them in chunks (set small here so
-/// that several chunks, and both device buffers, are used).
-/// MSMs that start at a later base (msm_*_from: the auxiliary part of A and
+/// MSMs that start at a later base (`first` > 0: the auxiliary part of A and
 /// B, whose bases follow the inputs'): resident plain and table, streamed,
 /// G2; starting at the end is the identity, past it an error.
 #[test]
-fn t18_msm_from_first_base() {
+fn msm_from_a_later_base_matches_blst() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     for &(first, nvars, p_in) in &[(1usize, 100usize, 1.0f64), (3, 5000, 0.6), (70, 3000, 0.3)] {
@@ -660,41 +684,43 @@ fn t18_msm_from_first_base() {
         let scalars = mixed_scalars(&mut rng, nvars);
         let sel: Vec<blst_fr> = included.iter().map(|&i| scalars[i]).collect();
         let want = g1_pippenger(&bases[first..], &sel);
-        let plain = gpu.upload_g1_bases(&bases).unwrap();
-        let table = gpu.upload_g1_bases_with_shape(&bases, 4, 8).unwrap();
-        gpu.set_stream_chunk(Some(640));
-        let streamed = gpu.host_g1_bases(bases.clone());
-        for (what, d) in [
-            ("plain", &plain),
-            ("table", &table),
-            ("streamed", &streamed),
-        ] {
-            let got = gpu.msm_g1_from(d, first, &scalars, Some(&words)).unwrap();
-            assert!(
-                g1_eq(&got, &want),
-                "{what} G1 MSM from base {first} of {} mismatch",
-                bases.len()
-            );
-        }
-        gpu.set_stream_chunk(None);
+        let plain = gpu.upload::<G1>(&bases, 1).unwrap();
+        let table = gpu.upload_with_shape::<G1>(&bases, 4, 8).unwrap();
+        let streamed = gpu.host_bases::<G1>(bases.clone());
+        with_msm_options(
+            gpu,
+            |o| o.stream_chunk = Some(640),
+            || {
+                for (what, d) in [
+                    ("plain", &plain),
+                    ("table", &table),
+                    ("streamed", &streamed),
+                ] {
+                    let got = gpu.msm(d, first, &scalars, Some(&words)).unwrap();
+                    assert!(
+                        g1_eq(&got, &want),
+                        "{what} G1 MSM from base {first} of {} mismatch",
+                        bases.len()
+                    );
+                }
+            },
+        );
         // dense, over the bases from `first` on
         let dense = &scalars[..bases.len() - first];
-        let got = gpu.msm_g1_from(&plain, first, dense, None).unwrap();
+        let got = gpu.msm(&plain, first, dense, None).unwrap();
         assert!(g1_eq(&got, &g1_pippenger(&bases[first..], dense)));
         // at the end: nothing left, the identity; past it: an error
-        let got = gpu.msm_g1_from(&plain, bases.len(), &[], None).unwrap();
+        let got = gpu.msm(&plain, bases.len(), &[], None).unwrap();
         assert!(unsafe { blst_p1_is_inf(&got) });
-        assert!(gpu.msm_g1_from(&plain, bases.len() + 1, &[], None).is_err());
-        assert!(gpu
-            .msm_g1_from(&streamed, bases.len() + 1, &[], None)
-            .is_err());
+        assert!(gpu.msm(&plain, bases.len() + 1, &[], None).is_err());
+        assert!(gpu.msm(&streamed, bases.len() + 1, &[], None).is_err());
         // too many scalars for what is left
-        assert!(gpu.msm_g1_from(&plain, first + 1, dense, None).is_err());
+        assert!(gpu.msm(&plain, first + 1, dense, None).is_err());
     }
     let bases2 = g2_points(&mut rng, 700);
     let scalars2 = mixed_scalars(&mut rng, 650);
-    let d2 = gpu.upload_g2_bases(&bases2).unwrap();
-    let got = gpu.msm_g2_from(&d2, 50, &scalars2, None).unwrap();
+    let d2 = gpu.upload::<G2>(&bases2, 1).unwrap();
+    let got = gpu.msm(&d2, 50, &scalars2, None).unwrap();
     assert!(
         g2_eq(&got, &g2_naive(&bases2[50..], &scalars2)),
         "G2 MSM from base 50 mismatch"
@@ -702,85 +728,97 @@ fn t18_msm_from_first_base() {
     eprintln!("ok MSMs from a later base: G1 plain, table, streamed; G2");
 }
 
+/// Bases left in host memory: the MSM streams them in chunks (set small here so
+/// that several chunks, and both device buffers, are used).
 #[test]
-fn t14_msm_streamed_bases() {
+fn msm_streamed_bases_match_blst_and_resident() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
-    gpu.set_stream_chunk(Some(1000)); // 960 bases per chunk
-                                      // dense: 5000 random scalars with some 0 and 1
-    let bases: std::sync::Arc<Vec<blst_p1_affine>> = std::sync::Arc::new(g1_points(&mut rng, 5000));
-    let scalars: Vec<blst_fr> = (0..5000)
-        .map(|i| match i % 7 {
-            0 => fr_zero(),
-            1 => fr_u64(1),
-            _ => fr_random(&mut rng),
-        })
-        .collect();
-    let streamed = gpu.host_g1_bases(bases.clone());
-    assert!(streamed.is_streamed() && streamed.len() == 5000);
-    let got = gpu
-        .msm_g1(&streamed, &scalars, None)
-        .expect("streamed msm_g1");
-    assert!(
-        g1_eq(&got, &g1_pippenger(&bases, &scalars)),
-        "streamed G1 MSM mismatch"
-    );
-    // fewer scalars than bases: the last chunk is partial
-    let got = gpu.msm_g1(&streamed, &scalars[..2100], None).unwrap();
-    assert!(g1_eq(&got, &g1_naive(&bases[..2100], &scalars[..2100])));
-    // too many scalars is an error, not a panic
-    let more: Vec<blst_fr> = (0..5001).map(|_| fr_u64(3)).collect();
-    assert!(gpu.msm_g1(&streamed, &more, None).is_err());
+    // 960 bases per chunk
+    with_msm_options(
+        gpu,
+        |o| o.stream_chunk = Some(1000),
+        || {
+            // dense: 5000 random scalars with some 0 and 1
+            let bases: std::sync::Arc<Vec<blst_p1_affine>> =
+                std::sync::Arc::new(g1_points(&mut rng, 5000));
+            let scalars: Vec<blst_fr> = (0..5000)
+                .map(|i| match i % 7 {
+                    0 => fr_zero(),
+                    1 => fr_u64(1),
+                    _ => fr_random(&mut rng),
+                })
+                .collect();
+            let streamed = gpu.host_bases::<G1>(bases.clone());
+            assert!(streamed.is_streamed() && streamed.len() == 5000);
+            let got = gpu
+                .msm(&streamed, 0, &scalars, None)
+                .expect("streamed G1 MSM");
+            assert!(
+                g1_eq(&got, &g1_pippenger(&bases, &scalars)),
+                "streamed G1 MSM mismatch"
+            );
+            // fewer scalars than bases: the last chunk is partial
+            let got = gpu.msm(&streamed, 0, &scalars[..2100], None).unwrap();
+            assert!(g1_eq(&got, &g1_naive(&bases[..2100], &scalars[..2100])));
+            // too many scalars is an error, not a panic
+            let more: Vec<blst_fr> = (0..5001).map(|_| fr_u64(3)).collect();
+            assert!(gpu.msm(&streamed, 0, &more, None).is_err());
 
-    // density with long excluded runs, so some chunks skip whole words
-    let nvars: usize = 9000;
-    let mut words = vec![0u64; nvars.div_ceil(64)];
-    let mut included = Vec::new();
-    for i in 0..nvars {
-        let p = if (2000..4000).contains(&i) { 0.0 } else { 0.6 };
-        if rng.gen_bool(p) {
-            words[i / 64] |= 1 << (i % 64);
-            included.push(i);
-        }
-    }
-    let bases: std::sync::Arc<Vec<blst_p1_affine>> =
-        std::sync::Arc::new(g1_points(&mut rng, included.len()));
-    let scalars: Vec<blst_fr> = (0..nvars).map(|_| fr_random(&mut rng)).collect();
-    let streamed = gpu.host_g1_bases(bases.clone());
-    let got = gpu.msm_g1(&streamed, &scalars, Some(&words)).unwrap();
-    let sel: Vec<blst_fr> = included.iter().map(|&i| scalars[i]).collect();
-    assert!(
-        g1_eq(&got, &g1_pippenger(&bases, &sel)),
-        "streamed density MSM mismatch"
+            // density with long excluded runs, so some chunks skip whole words
+            let nvars: usize = 9000;
+            let mut words = vec![0u64; nvars.div_ceil(64)];
+            let mut included = Vec::new();
+            for i in 0..nvars {
+                let p = if (2000..4000).contains(&i) { 0.0 } else { 0.6 };
+                if rng.gen_bool(p) {
+                    words[i / 64] |= 1 << (i % 64);
+                    included.push(i);
+                }
+            }
+            let bases: std::sync::Arc<Vec<blst_p1_affine>> =
+                std::sync::Arc::new(g1_points(&mut rng, included.len()));
+            let scalars: Vec<blst_fr> = (0..nvars).map(|_| fr_random(&mut rng)).collect();
+            let streamed = gpu.host_bases::<G1>(bases.clone());
+            let got = gpu.msm(&streamed, 0, &scalars, Some(&words)).unwrap();
+            let sel: Vec<blst_fr> = included.iter().map(|&i| scalars[i]).collect();
+            assert!(
+                g1_eq(&got, &g1_pippenger(&bases, &sel)),
+                "streamed density MSM mismatch"
+            );
+            let resident = gpu.upload::<G1>(&bases, 1).unwrap();
+            assert!(g1_eq(
+                &got,
+                &gpu.msm(&resident, 0, &scalars, Some(&words)).unwrap()
+            ));
+            // nothing included: the identity, no chunk at all
+            let none = vec![0u64; words.len()];
+            let got = gpu.msm(&streamed, 0, &scalars, Some(&none)).unwrap();
+            assert!(unsafe { blst_p1_is_inf(&got) });
+        },
     );
-    let resident = gpu.upload_g1_bases(&bases).unwrap();
-    assert!(g1_eq(
-        &got,
-        &gpu.msm_g1(&resident, &scalars, Some(&words)).unwrap()
-    ));
-    // nothing included: the identity, no chunk at all
-    let none = vec![0u64; words.len()];
-    let got = gpu.msm_g1(&streamed, &scalars, Some(&none)).unwrap();
-    assert!(unsafe { blst_p1_is_inf(&got) });
 
     // G2
     let bases2: std::sync::Arc<Vec<blst_p2_affine>> =
         std::sync::Arc::new(g2_points(&mut rng, 1500));
     let scalars2: Vec<blst_fr> = (0..1500).map(|_| fr_random(&mut rng)).collect();
-    gpu.set_stream_chunk(Some(512));
-    let got = gpu
-        .msm_g2(&gpu.host_g2_bases(bases2.clone()), &scalars2, None)
-        .unwrap();
+    let got = with_msm_options(
+        gpu,
+        |o| o.stream_chunk = Some(512),
+        || {
+            gpu.msm(&gpu.host_bases::<G2>(bases2.clone()), 0, &scalars2, None)
+                .unwrap()
+        },
+    );
     assert!(
         g2_eq(&got, &g2_naive(&bases2, &scalars2)),
         "streamed G2 MSM mismatch"
     );
-    gpu.set_stream_chunk(None);
     eprintln!("ok streamed bases: G1 dense, partial, density; G2");
 }
 
 #[test]
-fn t13_msm_g1_large() {
+fn msm_g1_large_and_skewed_match_blst() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     // 2^21 + 5: the scalar upload goes through the pinned staging pipeline
@@ -804,7 +842,7 @@ fn t13_msm_g1_large() {
 }
 
 #[test]
-fn t20_msm_g2() {
+fn msm_g2_random_and_edge_cases_match_blst() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     for &n in &[1usize, 5, 100, 777] {
@@ -827,8 +865,8 @@ fn t20_msm_g2() {
     let (words, inc) = random_density(&mut rng, nvars, 0.4);
     let bases = g2_points(&mut rng, inc.len());
     let scalars: Vec<blst_fr> = (0..nvars).map(|_| fr_random(&mut rng)).collect();
-    let d = gpu.upload_g2_bases(&bases).unwrap();
-    let got = gpu.msm_g2(&d, &scalars, Some(&words)).unwrap();
+    let d = gpu.upload::<G2>(&bases, 1).unwrap();
+    let got = gpu.msm(&d, 0, &scalars, Some(&words)).unwrap();
     let sel: Vec<blst_fr> = inc.iter().map(|&i| scalars[i]).collect();
     assert!(g2_eq(&got, &g2_naive(&bases, &sel)), "G2 density mismatch");
     eprintln!("ok G2 density");
@@ -967,7 +1005,7 @@ fn fq_edge_cases() -> Vec<blst_fp> {
 }
 
 #[test]
-fn t19_fq_inverse_matches_blst() {
+fn fq_inverse_matches_blst() {
     use crossgroth_cuda::InverseMethod;
     let gpu = gpu_or_skip!();
     let mut rng = rng();
@@ -1019,7 +1057,7 @@ fn t19_fq_inverse_matches_blst() {
 }
 
 #[test]
-fn t29_fr_transfers_roundtrip() {
+fn fr_transfers_round_trip() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     // sizes around the staging threshold (2^17 elements) and chunk size (2^18),
@@ -1071,7 +1109,7 @@ fn check_ntt_round_trip(gpu: &CudaBackend, input: &[blst_fr], log_n: u32) {
 }
 
 #[test]
-fn t30_ntt_matches_host() {
+fn ntt_matches_host() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     for &log_n in &[0u32, 1, 2, 3, 8, 9, 10, 11, 12, 13] {
@@ -1121,7 +1159,7 @@ fn t30_ntt_matches_host() {
 
 /// Sizes of two and three passes (2^11 .. 2^18 take two, 2^19 and up three).
 #[test]
-fn t32_ntt_large_matches_host() {
+fn ntt_large_matches_host() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     for log_n in [16u32, 18, 19, 20, 21] {
@@ -1167,7 +1205,7 @@ fn host_h(a: &[blst_fr], b: &[blst_fr], c: &[blst_fr], log_m: u32) -> Vec<blst_f
 }
 
 #[test]
-fn t31_compute_h_matches_host() {
+fn compute_h_matches_host() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     for &(log_m, len) in &[
@@ -1227,7 +1265,7 @@ fn t31_compute_h_matches_host() {
 }
 
 #[test]
-fn t33_compute_h_large() {
+fn compute_h_large_matches_host() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     // 2^21 domain: staged upload with a partial chunk and zero padding, staged download
@@ -1245,22 +1283,22 @@ fn t33_compute_h_large() {
 }
 
 #[test]
-fn t40_bad_input_is_an_error() {
+fn bad_input_is_an_error() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     let bases = g1_points(&mut rng, 10);
-    let d = gpu.upload_g1_bases(&bases).unwrap();
+    let d = gpu.upload::<G1>(&bases, 1).unwrap();
     let s: Vec<blst_fr> = (0..11).map(|_| fr_random(&mut rng)).collect();
     assert!(matches!(
-        gpu.msm_g1(&d, &s, None),
+        gpu.msm(&d, 0, &s, None),
         Err(CudaError::InvalidInput(_))
     ));
     assert!(matches!(
-        gpu.msm_g1(&d, &s, Some(&[])),
+        gpu.msm(&d, 0, &s, Some(&[])),
         Err(CudaError::InvalidInput(_))
     ));
     assert!(matches!(
-        gpu.msm_g1(&d, &s, Some(&[u64::MAX])),
+        gpu.msm(&d, 0, &s, Some(&[u64::MAX])),
         Err(CudaError::InvalidInput(_))
     ));
     let mut v = vec![fr_zero(); 7];
@@ -1276,13 +1314,16 @@ fn t40_bad_input_is_an_error() {
         gpu.compute_h(&v, &v, &v, 0),
         Err(CudaError::InvalidInput(_))
     ));
-    assert!(matches!(CudaBackend::new(99), Err(CudaError::NoDevice(_))));
+    assert!(matches!(
+        CudaBackend::new(99, CudaOptions::default()),
+        Err(CudaError::NoDevice(_))
+    ));
     // the backend still works afterwards
     check_g1(gpu, &bases, &s[..10], "after errors");
 }
 
 #[test]
-fn t50_timing_helper() {
+fn timing_helper_measures_device_time() {
     let gpu = gpu_or_skip!();
     let mut rng = rng();
     let mut v: Vec<blst_fr> = (0..1 << 16).map(|_| fr_random(&mut rng)).collect();
