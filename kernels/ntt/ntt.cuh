@@ -166,16 +166,6 @@ __device__ __forceinline__ void ntt_pass_body(const fr_t* in, fr_t* out, const f
     const fr_t *in, fr_t *out, const fr_t *__restrict__ tw, u32 log_n, u32 s0, u32 k, u32 g, u32 first, u32 scale, \
         fr_t c, const fr_t *__restrict__ slo, const fr_t *__restrict__ shi, u32 sbits
 
-// Radix-2 rounds: one stage per barrier (blockDim.x up to 2^(g+k-1)).
-extern "C" __global__ void __launch_bounds__(512) ntt_pass(NTT_PASS_ARGS) {
-    ntt_pass_body<false, 1>(in, out, tw, log_n, s0, k, g, first, scale, c, slo, shi, sbits);
-}
-
-// Radix-2 rounds, four butterflies of a stage interleaved per thread.
-extern "C" __global__ void __launch_bounds__(256) ntt_pass_x4(NTT_PASS_ARGS) {
-    ntt_pass_body<false, 4>(in, out, tw, log_n, s0, k, g, first, scale, c, slo, shi, sbits);
-}
-
 // Radix-4 rounds: two stages per barrier (blockDim.x up to 2^(g+k-2)).
 extern "C" __global__ void __launch_bounds__(256) ntt_pass4(NTT_PASS_ARGS) {
     ntt_pass_body<true, 1>(in, out, tw, log_n, s0, k, g, first, scale, c, slo, shi, sbits);
