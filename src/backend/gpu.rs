@@ -413,8 +413,8 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
     }
 }
 
-pub type CudaBackend = GpuBackend<crossgroth_cuda::CudaBackend>;
-pub type WgpuBackend = GpuBackend<crossgroth_wgpu::WgpuBackend>;
+pub type CudaBackend = GpuBackend<crossgroth_cuda::CudaDevice>;
+pub type WgpuBackend = GpuBackend<crossgroth_wgpu::WgpuDevice>;
 
 #[cfg(test)]
 mod tests {

@@ -103,7 +103,7 @@ pub fn open_backends(
             let indices: Vec<usize> = match list {
                 Some(l) => l.to_vec(),
                 None => (0..crossgroth_wgpu::probe()
-                    .map_err(super::gpu::err::<crossgroth_wgpu::WgpuBackend>)?
+                    .map_err(super::gpu::err::<crossgroth_wgpu::WgpuDevice>)?
                     .len())
                     .collect(),
             };
@@ -166,7 +166,7 @@ pub fn available_backends(options: &BackendOptions) -> Vec<BackendReport> {
         })),
         Err(e) => out.push(BackendReport {
             name: "wgpu",
-            status: Err(super::gpu::err::<crossgroth_wgpu::WgpuBackend>(e).to_string()),
+            status: Err(super::gpu::err::<crossgroth_wgpu::WgpuDevice>(e).to_string()),
         }),
     }
     out

@@ -5,7 +5,7 @@
 //!   the device, scalars (Montgomery form) uploaded from host memory inside the
 //!   timed call, result back on the host.
 //! - g1_msm_precomputed/{20,22,24}: the same with the bases as a table of
-//!   precomputed copies (CudaBackend::upload with up to 64 copies: the shape the
+//!   precomputed copies (CudaDevice::upload with up to 64 copies: the shape the
 //!   cost model picks), made before timing.
 //! - ntt/{20,24}: forward NTT of 2^k elements already on the device.
 //! - g2_msm/{18,20}: the same over G2.
@@ -24,7 +24,7 @@ use std::time::Duration;
 use blst::*;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use crossgroth_cuda::{
-    host, Bases, CudaBackend, CudaError, Curve, InverseMethod, MsmOptions, G1, G2,
+    host, Bases, CudaDevice, CudaError, Curve, InverseMethod, MsmOptions, G1, G2,
 };
 use rand::{Rng, RngCore, SeedableRng};
 
@@ -33,9 +33,9 @@ mod options_from_env;
 
 /// Device time of `iters` runs of `f` (CUDA events on the backend's stream).
 fn device_time<R>(
-    gpu: &CudaBackend,
+    gpu: &CudaDevice,
     iters: u64,
-    mut f: impl FnMut(&CudaBackend) -> Result<R, CudaError>,
+    mut f: impl FnMut(&CudaDevice) -> Result<R, CudaError>,
 ) -> Duration {
     (0..iters)
         .map(|_| gpu.time(&mut f).expect("timed call").1)
@@ -44,7 +44,7 @@ fn device_time<R>(
 
 /// Device time of `iters` MSMs of `scalars` over `bases`.
 fn time_msms<C: Curve>(
-    gpu: &CudaBackend,
+    gpu: &CudaDevice,
     bases: &Bases<C>,
     scalars: &[blst_fr],
     iters: u64,
@@ -91,7 +91,7 @@ fn random_bases(rng: &mut impl RngCore, n: usize) -> Vec<blst_p1_affine> {
 }
 
 fn benches(c: &mut Criterion) {
-    let gpu = match CudaBackend::new(0, options_from_env::options_from_env()) {
+    let gpu = match CudaDevice::new(0, options_from_env::options_from_env()) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("!!!!!!!! CUDA BENCHMARKS SKIPPED: {e} !!!!!!!!");

@@ -17,7 +17,7 @@ use blst::*;
 use cudarc::driver::{CudaSlice, CudaStream};
 
 use crate::msm::BaseTable;
-use crate::{CudaBackend, CudaError, Curve, Group, Layout, MsmOptions, Staging};
+use crate::{CudaDevice, CudaError, Curve, Group, Layout, MsmOptions, Staging};
 
 /// A second stream with its own pinned staging buffers, for uploads that run
 /// beside the kernels.
@@ -61,7 +61,7 @@ impl<C: Curve> Bases<C> {
     }
     /// Points kept per base and the window size they are for: (1, 0) for
     /// plain or streamed bases, else the table's precomputed copies (see
-    /// [`CudaBackend::upload`]).
+    /// [`CudaDevice::upload`]).
     pub fn copies(&self) -> (u32, u32) {
         match self.store {
             Store::Device { copies, c, .. } => (copies, c),
@@ -223,7 +223,7 @@ fn same_type<P: 'static, Q: 'static>(p: P) -> Result<Q, CudaError> {
         .ok_or_else(|| CudaError::InvalidInput("a point type other than blst's".into()))
 }
 
-impl CudaBackend {
+impl CudaDevice {
     /// Bases kept in host memory and streamed to the device by every MSM.
     pub fn host_bases<C: Curve>(&self, bases: HostBases<C::Affine>) -> Bases<C> {
         let len = (*bases).as_ref().len();

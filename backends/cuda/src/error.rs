@@ -27,7 +27,7 @@ pub enum CudaError {
     #[error("loading the PTX module failed: {0}")]
     ModuleLoad(String),
     /// A kernel launch or an asynchronous kernel failure. After this the CUDA
-    /// context may be unusable: build a new `CudaBackend`.
+    /// context may be unusable: build a new `CudaDevice`.
     #[error("kernel launch failed in {what}: {err}")]
     Launch { what: String, err: String },
     /// A kernel faulted (an illegal address, a trap, a timeout) and left the

@@ -7,12 +7,12 @@ use blst::blst_fp;
 use cudarc::driver::CudaSlice;
 
 use crate::bases::{as_words, as_words_mut};
-use crate::{CudaBackend, CudaError};
+use crate::{CudaDevice, CudaError};
 
 /// u64 words of one Fq element (blst_fp).
 const FQ_WORDS: usize = 6;
 
-/// How [`CudaBackend::fq_inverse`] inverts.
+/// How [`CudaDevice::fq_inverse`] inverts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InverseMethod {
     /// a^(p - 2): ~570 dependent Fq products.
@@ -47,7 +47,7 @@ impl FqBuffer {
     }
 }
 
-impl CudaBackend {
+impl CudaDevice {
     /// `values[i] = 1 / values[i]` in Fq (Montgomery form, as blst keeps it); zero
     /// stays zero. Elements must be below p, as blst's are.
     pub fn fq_inverse(

@@ -10,7 +10,7 @@ use crate::msm_plan::{
     effective_terms, first_pass_share, msm_passes, pass_ranges, scatter_windows, WindowPlan,
 };
 use crate::profile::Profiler;
-use crate::{host, CudaBackend, CudaError, Layout, MsmOptions};
+use crate::{host, CudaDevice, CudaError, Layout, MsmOptions};
 
 /// Bucket counts per block of the offsets scan (MSM_SCAN_TILE in pippenger.cuh).
 const SCAN_TILE: usize = 4096;
@@ -39,7 +39,7 @@ pub(crate) struct BaseTable<'a> {
     pub overlap_upload: bool,
 }
 
-impl CudaBackend {
+impl CudaDevice {
     /// Runs the device MSM; returns Jacobian words (a dummy point, the wset
     /// bucket sets' sums, then the sum of the bases whose scalar is 1) and the
     /// window size, by which the host weighs set s with 2^(c s).

@@ -11,7 +11,7 @@ use blst::blst_fr;
 use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 use crate::profile::Profiler;
-use crate::{host, CudaBackend, CudaError};
+use crate::{host, CudaDevice, CudaError};
 
 /// Must match NTT_BLOCK_LOG in kernels/ntt/ntt.cuh: a block holds at most
 /// 2^NTT_BLOCK_LOG elements.
@@ -95,7 +95,7 @@ fn scaled(v: &[blst_fr], c: &blst_fr) -> Vec<blst_fr> {
     v.iter().map(|x| host::fr_mul(x, c)).collect()
 }
 
-impl CudaBackend {
+impl CudaDevice {
     /// Copies Fr elements to the device.
     pub fn upload_fr(&self, v: &[blst_fr]) -> Result<FrBuffer, CudaError> {
         let _g = self.guard();

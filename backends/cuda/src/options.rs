@@ -1,15 +1,15 @@
-//! How a [`CudaBackend`](crate::CudaBackend) runs: typed options given when it
+//! How a [`CudaDevice`](crate::CudaDevice) runs: typed options given when it
 //! opens, in place of environment variables, so that a caller (the prover, a
 //! test, a benchmark) says what it wants and nothing else can change it.
 
 use std::path::PathBuf;
 
-/// How a CudaBackend runs; `Default` is what the measurements chose.
+/// How a CudaDevice runs; `Default` is what the measurements chose.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CudaOptions {
     /// Which kernel code to load.
     pub module: ModuleSource,
-    /// MSM tuning (also changeable later: [`CudaBackend::set_msm_options`](crate::CudaBackend::set_msm_options)).
+    /// MSM tuning (also changeable later: [`CudaDevice::set_msm_options`](crate::CudaDevice::set_msm_options)).
     pub msm: MsmOptions,
     /// Host threads that copy into the pinned staging buffers, 1..=64 (`None`:
     /// the available cores, at most 8: one core's memcpy is well under PCIe's

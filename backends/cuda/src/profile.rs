@@ -4,12 +4,12 @@
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use crate::CudaBackend;
+use crate::CudaDevice;
 
 /// Per-phase device timings, printed to stderr when the backend's options ask
 /// for a profile (CUDA events between the phases; costs nothing otherwise).
 pub(crate) struct Profiler<'a> {
-    b: &'a CudaBackend,
+    b: &'a CudaDevice,
     marks: Vec<(std::borrow::Cow<'static, str>, cudarc::driver::CudaEvent)>,
     on: bool,
     host_start: Instant,
@@ -19,7 +19,7 @@ pub(crate) struct Profiler<'a> {
 /// operation of the process), so that gaps between operations show.
 static EPOCH: OnceLock<Instant> = OnceLock::new();
 impl<'a> Profiler<'a> {
-    pub(crate) fn new(b: &'a CudaBackend) -> Self {
+    pub(crate) fn new(b: &'a CudaDevice) -> Self {
         let on = b.options.profile;
         let host_start = Instant::now();
         if on {

@@ -10,7 +10,7 @@ use cudarc::driver::CudaSlice;
 
 use crate::bases::{as_words, Bases, Store};
 use crate::msm_plan::{model_window_bits, plan_cost};
-use crate::{CudaBackend, CudaError, Curve, Layout};
+use crate::{CudaDevice, CudaError, Curve, Layout};
 
 /// Largest window a precomputed table is made for: one set of 2^23 buckets
 /// (the counters, 32 MiB, still fit in the L2 cache of the GPU the cost model
@@ -91,7 +91,7 @@ fn precompute_scratch_bytes(fe_words: usize, len: usize, copies: u32) -> usize {
     chunk * (copies as usize - 1) * 8 * (4 + 1) * fe_words
 }
 
-impl CudaBackend {
+impl CudaDevice {
     /// Copies bases to the device (resident until dropped) with at most
     /// `max_copies` points per base: 1, the plain bases; more, a table of
     /// precomputed copies whose shape the cost model picks for MSMs over all of
@@ -233,7 +233,7 @@ impl CudaBackend {
 #[cfg(test)]
 mod tests {
     use super::{auto_shape, table_shape, Shape};
-    use crate::{CudaBackend, G1, G2};
+    use crate::{CudaDevice, G1, G2};
 
     #[test]
     fn table_shapes_follow_the_cost_model() {
@@ -261,7 +261,7 @@ mod tests {
 
     #[test]
     fn resident_bytes_are_the_table_the_model_makes() {
-        type B = CudaBackend;
+        type B = CudaDevice;
         assert_eq!(B::resident_bytes::<G1>(0, 64), 0);
         assert_eq!(B::resident_bytes::<G1>(1000, 1), 1000 * 96);
         assert_eq!(B::resident_bytes::<G2>(1000, 0), 1000 * 192);

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 
-use crate::{CudaBackend, CudaError};
+use crate::{CudaDevice, CudaError};
 
 /// Two pinned host buffers for chunked transfers, with an event per buffer
 /// recorded after the DMA that last used it, and the host threads that copy
@@ -118,7 +118,7 @@ pub(crate) fn par_copy(dst: &mut [u64], src: &[u64], threads: usize) {
     });
 }
 
-impl CudaBackend {
+impl CudaDevice {
     pub(crate) fn upload_u64(&self, v: &[u64], what: &str) -> Result<CudaSlice<u64>, CudaError> {
         if v.is_empty() {
             return self.alloc_u64(1, what);

@@ -12,7 +12,7 @@
 //! CROSSGROTH_REQUIRE_CUDA=1.
 
 use blst::*;
-use crossgroth_cuda::{CudaBackend, CudaError, CudaOptions, G1};
+use crossgroth_cuda::{CudaDevice, CudaError, CudaOptions, G1};
 
 fn require() -> bool {
     std::env::var("CROSSGROTH_REQUIRE_CUDA").as_deref() == Ok("1")
@@ -50,7 +50,7 @@ fn inputs(n: usize) -> (Vec<blst_p1_affine>, Vec<blst_fr>, blst_p1) {
 
 /// Ok(true): correct result; Ok(false) never allowed; Err: the error.
 fn msm_is_correct(
-    b: &CudaBackend,
+    b: &CudaDevice,
     bases: &[blst_p1_affine],
     scalars: &[blst_fr],
     expected: &blst_p1,
@@ -62,7 +62,7 @@ fn msm_is_correct(
 
 #[test]
 fn a_sticky_launch_error_never_gives_a_wrong_result() {
-    let b = match CudaBackend::new(0, CudaOptions::default()) {
+    let b = match CudaDevice::new(0, CudaOptions::default()) {
         Ok(b) => b,
         Err(e) if e.is_unavailable() && !require() => {
             eprintln!("!!!!!!!! CUDA FAULT TEST SKIPPED: {e} !!!!!!!!");
@@ -95,7 +95,7 @@ fn a_sticky_launch_error_never_gives_a_wrong_result() {
     // A context of its own while the faulty backend is still held (what the
     // engine's rebuild does: in-flight calls and prepared bases keep the old
     // context alive).
-    let check = |what: &str, opened: Result<CudaBackend, CudaError>| match opened {
+    let check = |what: &str, opened: Result<CudaDevice, CudaError>| match opened {
         Err(e) => eprintln!("{what}: {e}"),
         Ok(other) => {
             let r = msm_is_correct(&other, &bases, &scalars, &expected);
@@ -105,11 +105,11 @@ fn a_sticky_launch_error_never_gives_a_wrong_result() {
     };
     check(
         "a fresh context beside the faulty one",
-        CudaBackend::new_in_fresh_context(0, CudaOptions::default()),
+        CudaDevice::new_in_fresh_context(0, CudaOptions::default()),
     );
     drop(b);
     check(
         "a backend opened after dropping the faulty one",
-        CudaBackend::new(0, CudaOptions::default()),
+        CudaDevice::new(0, CudaOptions::default()),
     );
 }

@@ -8,19 +8,19 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use blst::*;
-use crossgroth_cuda::{host, Bases, CudaBackend, CudaError, CudaOptions, MsmOptions, G1, G2};
+use crossgroth_cuda::{host, Bases, CudaDevice, CudaError, CudaOptions, MsmOptions, G1, G2};
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
 
 #[path = "common/options_from_env.rs"]
 mod options_from_env;
 
-fn backend() -> Option<&'static CudaBackend> {
-    static B: OnceLock<Option<CudaBackend>> = OnceLock::new();
+fn backend() -> Option<&'static CudaDevice> {
+    static B: OnceLock<Option<CudaDevice>> = OnceLock::new();
     B.get_or_init(|| {
         let require = std::env::var("CROSSGROTH_REQUIRE_CUDA").map(|v| v == "1").unwrap_or(false);
         let t = Instant::now();
-        match CudaBackend::new(0, options_from_env::options_from_env()) {
+        match CudaDevice::new(0, options_from_env::options_from_env()) {
             Ok(b) => {
                 eprintln!("CUDA device: {:?}; module ({}) loaded in {:.2?}", b.info(), b.module_kind(), t.elapsed());
                 Some(b)
@@ -56,7 +56,7 @@ macro_rules! gpu_or_skip {
 /// Runs `body` with the backend's MSM options changed by `change`, then puts
 /// them back.
 fn with_msm_options<R>(
-    gpu: &CudaBackend,
+    gpu: &CudaDevice,
     change: impl FnOnce(&mut MsmOptions),
     body: impl FnOnce() -> R,
 ) -> R {
@@ -222,7 +222,7 @@ fn g2_eq(a: &blst_p2, b: &blst_p2) -> bool {
     unsafe { blst_p2_is_equal(a, b) }
 }
 
-fn check_g1(gpu: &CudaBackend, bases: &[blst_p1_affine], scalars: &[blst_fr], what: &str) {
+fn check_g1(gpu: &CudaDevice, bases: &[blst_p1_affine], scalars: &[blst_fr], what: &str) {
     let d = gpu.upload::<G1>(bases, 1).expect("upload");
     let t = Instant::now();
     let got = gpu.msm(&d, 0, scalars, None).expect("msm");
@@ -239,7 +239,7 @@ fn check_g1(gpu: &CudaBackend, bases: &[blst_p1_affine], scalars: &[blst_fr], wh
     );
     eprintln!("ok G1 {what}: n = {} ({gpu_t:.2?})", scalars.len());
 }
-fn check_g2(gpu: &CudaBackend, bases: &[blst_p2_affine], scalars: &[blst_fr], what: &str) {
+fn check_g2(gpu: &CudaDevice, bases: &[blst_p2_affine], scalars: &[blst_fr], what: &str) {
     let d = gpu.upload::<G2>(bases, 1).expect("upload");
     let got = gpu.msm(&d, 0, scalars, None).expect("msm");
     let want = g2_naive(bases, scalars);
@@ -303,7 +303,7 @@ fn probe_reports_devices_or_reason() {
 #[test]
 fn backend_and_bases_are_send_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
-    assert_send_sync::<CudaBackend>();
+    assert_send_sync::<CudaDevice>();
     assert_send_sync::<Bases<G1>>();
     assert_send_sync::<Bases<G2>>();
 }
@@ -459,7 +459,7 @@ fn msm_g1_density_matches_blst() {
     assert!(unsafe { blst_p1_is_inf(&got) });
 }
 
-/// Tables of precomputed copies (CudaBackend::upload_with_shape and upload):
+/// Tables of precomputed copies (CudaDevice::upload_with_shape and upload):
 /// one bucket set for all windows, several, and plain windows
 /// over copy 0 of a table whose copies do not pay, on random and edge-case
 /// inputs, with and without a density.
@@ -1092,7 +1092,7 @@ fn fr_transfers_round_trip() {
 }
 
 /// The forward NTT against the host's, and the inverse back to the input.
-fn check_ntt_round_trip(gpu: &CudaBackend, input: &[blst_fr], log_n: u32) {
+fn check_ntt_round_trip(gpu: &CudaDevice, input: &[blst_fr], log_n: u32) {
     let mut want = input.to_vec();
     host_fft(&mut want, &host::omega(log_n));
     let mut got = input.to_vec();
@@ -1315,7 +1315,7 @@ fn bad_input_is_an_error() {
         Err(CudaError::InvalidInput(_))
     ));
     assert!(matches!(
-        CudaBackend::new(99, CudaOptions::default()),
+        CudaDevice::new(99, CudaOptions::default()),
         Err(CudaError::NoDevice(_))
     ));
     // the backend still works afterwards

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use crossgroth_gpu_host::Group;
 
-use crate::backend::AdapterChoice;
+use crate::device::AdapterChoice;
 use crate::error::WgpuError;
 use crate::shaders::{self, Module};
 

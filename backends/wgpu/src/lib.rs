@@ -4,13 +4,13 @@
 //!
 //! The vocabulary is blst's `repr(C)` types and plain slices; nothing here
 //! knows Groth16. The MSM and its bases are written once, generic over the
-//! group ([`G1`], [`G2`]): [`WgpuBackend::upload`], then [`WgpuBackend::msm`].
+//! group ([`G1`], [`G2`]): [`WgpuDevice::upload`], then [`WgpuDevice::msm`].
 //! The crate reads no environment variables: [`Options`] carries every
 //! choice. Every entry point returns [`WgpuError`] and never panics; on a
-//! machine without an adapter [`WgpuBackend::new`] returns
+//! machine without an adapter [`WgpuDevice::new`] returns
 //! `WgpuError::Unavailable`. The WGSL lives in `shaders/` (ff/, ec/, msm/,
 //! ntt/), is embedded with `include_str!`, and is compiled once per backend,
-//! each pipeline on first use (or all at once with [`WgpuBackend::warm_up`]).
+//! each pipeline on first use (or all at once with [`WgpuDevice::warm_up`]).
 //!
 //! Field arithmetic has two paths, chosen at run time: portable u32 code with
 //! 13-bit limbs in the products (30 for Fq, 20 for Fr, Montgomery radix 2^390 /
@@ -18,7 +18,7 @@
 //! offers SHADER_INT64, 29-bit limbs summed in u64 accumulators. Values are
 //! converted from and to blst's radix on the device at the boundary.
 
-mod backend;
+mod device;
 mod error;
 mod gpu;
 mod host;
@@ -27,8 +27,8 @@ mod msm_plan;
 mod ntt;
 mod shaders;
 
-pub use backend::{AdapterChoice, Bases, Options, WgpuBackend};
 pub use crossgroth_gpu_host::{Curve, G1, G2};
+pub use device::{AdapterChoice, Bases, Options, WgpuDevice};
 pub use error::WgpuError;
 pub use gpu::AdapterInfo;
 
@@ -38,9 +38,9 @@ pub fn probe() -> Result<Vec<AdapterInfo>, WgpuError> {
 }
 
 /// A one-line description for a CLI's backend list: the adapter
-/// [`WgpuBackend::new`] would pick, or "unavailable: <reason>".
+/// [`WgpuDevice::new`] would pick, or "unavailable: <reason>".
 pub fn describe() -> String {
-    match WgpuBackend::new() {
+    match WgpuDevice::new() {
         Ok(b) => b.info(),
         Err(e) => format!("unavailable: {e}"),
     }

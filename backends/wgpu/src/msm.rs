@@ -7,7 +7,7 @@ use std::any::Any;
 use blst::*;
 use crossgroth_gpu_host::{Curve, Group, G1, G2};
 
-use crate::backend::{job, Bases, WgpuBackend};
+use crate::device::{job, Bases, WgpuDevice};
 use crate::error::WgpuError;
 use crate::gpu::params;
 use crate::host;
@@ -146,7 +146,7 @@ fn same_type<T: 'static, U: Copy + 'static>(value: T) -> Option<U> {
     (&value as &dyn Any).downcast_ref::<U>().copied()
 }
 
-impl WgpuBackend {
+impl WgpuDevice {
     // ------------------------------------------------------------- MSM
 
     /// Σ scalars[i] · bases[first + rank(i)] over group `C`.

@@ -4,14 +4,14 @@ use std::sync::Arc;
 
 use blst::*;
 
-use crate::backend::{job, WgpuBackend};
+use crate::device::{job, WgpuDevice};
 use crate::error::WgpuError;
 use crate::gpu::params;
 use crate::gpu::Job;
 use crate::host;
 use crate::shaders::Module;
 
-impl WgpuBackend {
+impl WgpuDevice {
     // ------------------------------------------------------------- NTT
 
     fn twiddles(&self, log_n: u32, inverse: bool) -> Result<Arc<wgpu::Buffer>, WgpuError> {

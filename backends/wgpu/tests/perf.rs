@@ -424,7 +424,7 @@ fn msm_g1_timed() {
             continue;
         }
         let t = Instant::now();
-        let b = match crossgroth_wgpu::WgpuBackend::with_options(Options {
+        let b = match crossgroth_wgpu::WgpuDevice::with_options(Options {
             allow_int64: int64,
             adapter: settings().adapter.clone().map(AdapterChoice::Name),
             ..Options::default()

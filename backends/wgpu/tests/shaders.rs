@@ -68,10 +68,10 @@ fn options() -> Options {
 
 /// Ok(None): no adapter (skipped, unless CROSSGROTH_REQUIRE_WGPU=1);
 /// Err: the adapter is there but the backend or its pipelines failed.
-fn make(opts: Options) -> Result<Option<WgpuBackend>, String> {
+fn make(opts: Options) -> Result<Option<WgpuDevice>, String> {
     settings(); // GALLIVM_PERF before the first wgpu call
     let allow_int64 = opts.allow_int64;
-    match WgpuBackend::with_options(opts) {
+    match WgpuDevice::with_options(opts) {
         Ok(b) => {
             let t = Instant::now();
             if let Err(e) = b.warm_up() {
@@ -122,10 +122,10 @@ fn wanted(int64: bool) -> bool {
 }
 
 struct Backends {
-    ok: Vec<WgpuBackend>,
+    ok: Vec<WgpuDevice>,
     /// Where SHADER_INT64 is in use: a backend that also builds G2 on it
     /// (`Options::g2_int64`; the default builds G2 on the portable code).
-    g2_int64: Option<WgpuBackend>,
+    g2_int64: Option<WgpuDevice>,
     errors: Vec<String>,
 }
 
@@ -182,7 +182,7 @@ fn all_backends() -> &'static Backends {
     })
 }
 
-fn backends() -> &'static [WgpuBackend] {
+fn backends() -> &'static [WgpuDevice] {
     &all_backends().ok
 }
 
@@ -195,7 +195,7 @@ fn backends_build() {
     assert!(bs.errors.is_empty(), "backend failures: {:#?}", bs.errors);
 }
 
-fn path(b: &WgpuBackend) -> &'static str {
+fn path(b: &WgpuDevice) -> &'static str {
     if b.uses_int64() {
         "int64"
     } else {
@@ -911,7 +911,7 @@ fn density_of(r: &mut impl Rng, n: usize, p: f64) -> (Vec<u64>, usize) {
 fn assert_send_sync<T: Send + Sync + 'static>() {}
 #[allow(dead_code)]
 fn api_types_are_send_sync() {
-    assert_send_sync::<WgpuBackend>();
+    assert_send_sync::<WgpuDevice>();
     assert_send_sync::<Bases<G1>>();
     assert_send_sync::<Bases<G2>>();
     assert_send_sync::<WgpuError>();
@@ -982,7 +982,7 @@ fn ntt_matches_cpu() {
     }
 }
 
-fn ntt_matches_cpu_on(b: &WgpuBackend) {
+fn ntt_matches_cpu_on(b: &WgpuDevice) {
     eprintln!("--- ntt_matches_cpu on the {} path", path(b));
     let mut r = rng(2);
     let mut logs: Vec<u32> = vec![1, 2, 3, 4, 5, 7, 10];
@@ -1023,7 +1023,7 @@ fn compute_h_matches_cpu() {
     }
 }
 
-fn compute_h_matches_cpu_on(b: &WgpuBackend) {
+fn compute_h_matches_cpu_on(b: &WgpuDevice) {
     eprintln!("--- compute_h_matches_cpu on the {} path", path(b));
     let mut r = rng(3);
     let ml = max_log();
@@ -1060,7 +1060,7 @@ fn compute_h_matches_cpu_on(b: &WgpuBackend) {
 }
 
 fn check_g1(
-    b: &WgpuBackend,
+    b: &WgpuDevice,
     bases: &[blst_p1_affine],
     dev: &Bases<G1>,
     s: &[blst_fr],
@@ -1074,7 +1074,7 @@ fn check_g1(
 }
 
 fn check_g2(
-    b: &WgpuBackend,
+    b: &WgpuDevice,
     bases: &[blst_p2_affine],
     dev: &Bases<G2>,
     s: &[blst_fr],
@@ -1094,7 +1094,7 @@ fn msm_g1_matches_blst() {
     }
 }
 
-fn msm_g1_matches_blst_on(b: &WgpuBackend) {
+fn msm_g1_matches_blst_on(b: &WgpuDevice) {
     eprintln!("--- msm_g1_matches_blst on the {} path", path(b));
     let mut r = rng(4);
     let nmax = (1usize << max_log()).max(1024);
@@ -1155,7 +1155,7 @@ fn msm_g1_edge_cases() {
     }
 }
 
-fn msm_g1_edge_cases_on(b: &WgpuBackend) {
+fn msm_g1_edge_cases_on(b: &WgpuDevice) {
     eprintln!("--- msm_g1_edge_cases on the {} path", path(b));
     let mut r = rng(5);
     let n = 600;
@@ -1260,7 +1260,7 @@ fn msm_g2_matches_blst() {
     }
 }
 
-fn msm_g2_matches_blst_on(b: &WgpuBackend) {
+fn msm_g2_matches_blst_on(b: &WgpuDevice) {
     eprintln!(
         "--- msm_g2_matches_blst on the {} path, G2 on the {} field code",
         path(b),

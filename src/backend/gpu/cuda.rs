@@ -26,7 +26,7 @@ impl<C: MsmGroup> AsRef<[<C as Curve>::Affine]> for HostView<C> {
     }
 }
 
-impl DeviceApi for cuda::CudaBackend {
+impl DeviceApi for cuda::CudaDevice {
     const NAME: &'static str = "cuda";
     type Bases<C: Curve> = cuda::Bases<C>;
     type Error = cuda::CudaError;
@@ -57,10 +57,10 @@ impl DeviceApi for cuda::CudaBackend {
         MAX_TABLE_COPIES
     }
     fn resident_bytes<C: Curve>(&self, len: usize, max_copies: u32) -> usize {
-        cuda::CudaBackend::resident_bytes::<C>(len, max_copies)
+        cuda::CudaDevice::resident_bytes::<C>(len, max_copies)
     }
     fn msm_scratch_bytes(&self, len: usize) -> usize {
-        cuda::CudaBackend::msm_scratch_bytes(len)
+        cuda::CudaDevice::msm_scratch_bytes(len)
     }
     fn upload<C: MsmGroup>(
         &self,
@@ -87,11 +87,11 @@ impl DeviceApi for cuda::CudaBackend {
         c: &[blst_fr],
         log_m: u32,
     ) -> Result<(), cuda::CudaError> {
-        cuda::CudaBackend::compute_h_in_place(self, a, b, c, log_m)
+        cuda::CudaDevice::compute_h_in_place(self, a, b, c, log_m)
     }
-    forward_device_api!(cuda::CudaBackend, cuda::CudaError);
+    forward_device_api!(cuda::CudaDevice, cuda::CudaError);
     fn memory(&self) -> Option<(usize, usize)> {
-        cuda::CudaBackend::memory(self).ok()
+        cuda::CudaDevice::memory(self).ok()
     }
 }
 
@@ -107,9 +107,9 @@ impl CudaBackend {
         let opened = std::sync::atomic::AtomicBool::new(false);
         GpuBackend::open_with_opener(move || {
             if opened.swap(true, std::sync::atomic::Ordering::AcqRel) {
-                cuda::CudaBackend::new_in_fresh_context(ordinal, options.clone())
+                cuda::CudaDevice::new_in_fresh_context(ordinal, options.clone())
             } else {
-                cuda::CudaBackend::new(ordinal, options.clone())
+                cuda::CudaDevice::new(ordinal, options.clone())
             }
         })
     }
@@ -117,7 +117,7 @@ impl CudaBackend {
 
 /// Every CUDA device's ordinal, or why there is none.
 pub(crate) fn ordinals() -> Result<Vec<usize>> {
-    let found = cuda::probe().map_err(err::<cuda::CudaBackend>)?;
+    let found = cuda::probe().map_err(err::<cuda::CudaDevice>)?;
     if found.is_empty() {
         return Err(Error::BackendUnavailable {
             backend: "cuda",

@@ -13,7 +13,7 @@ use crate::error::Result;
 pub type WgpuOptions = wg::Options;
 pub use wg::AdapterChoice;
 
-impl DeviceApi for wg::WgpuBackend {
+impl DeviceApi for wg::WgpuDevice {
     const NAME: &'static str = "wgpu";
     type Bases<C: Curve> = wg::Bases<C>;
     type Error = wg::WgpuError;
@@ -33,14 +33,14 @@ impl DeviceApi for wg::WgpuBackend {
         bases: &Arc<Vec<C::Base>>,
         _placement: Placement,
     ) -> Result<wg::Bases<C>, wg::WgpuError> {
-        wg::WgpuBackend::upload::<C>(self, C::raw(bases))
+        wg::WgpuDevice::upload::<C>(self, C::raw(bases))
     }
-    forward_device_api!(wg::WgpuBackend, wg::WgpuError);
+    forward_device_api!(wg::WgpuDevice, wg::WgpuError);
     fn memory(&self) -> Option<(usize, usize)> {
         None
     }
     fn warm_up(&self) -> Result<(), wg::WgpuError> {
-        wg::WgpuBackend::warm_up(self)
+        wg::WgpuDevice::warm_up(self)
     }
 }
 
@@ -58,6 +58,6 @@ impl WgpuBackend {
     }
 
     pub fn open_with(options: WgpuOptions) -> Result<Self> {
-        GpuBackend::open_with_opener(move || wg::WgpuBackend::with_options(options.clone()))
+        GpuBackend::open_with_opener(move || wg::WgpuDevice::with_options(options.clone()))
     }
 }

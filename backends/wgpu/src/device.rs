@@ -1,4 +1,4 @@
-//! `WgpuBackend`: options, resident bases, timing; the MSM, NTT and H
+//! `WgpuDevice`: options, resident bases, timing; the MSM, NTT and H
 //! entry points are in msm.rs and ntt.rs.
 
 use std::any::TypeId;
@@ -15,7 +15,7 @@ use crate::error::WgpuError;
 use crate::gpu::{params, Ctx, Job};
 use crate::shaders::Module;
 
-/// How [`WgpuBackend::with_options`] picks its adapter.
+/// How [`WgpuDevice::with_options`] picks its adapter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AdapterChoice {
     /// The adapter at this index of [`crate::probe`]'s list (an engine with
@@ -78,7 +78,7 @@ impl<C: Curve> Bases<C> {
 }
 
 /// The wgpu backend. Thread-safe; operations are serialised internally.
-pub struct WgpuBackend {
+pub struct WgpuDevice {
     pub(crate) ctx: Ctx,
     pub(crate) id: u64,
     guard: Mutex<()>,
@@ -105,7 +105,7 @@ pub(crate) fn job<'a>(
     }
 }
 
-impl WgpuBackend {
+impl WgpuDevice {
     /// The preferred adapter (a discrete GPU first) with the default
     /// [`Options`].
     pub fn new() -> Result<Self, WgpuError> {
@@ -115,7 +115,7 @@ impl WgpuBackend {
     /// The adapter and field code that `opts` choose.
     pub fn with_options(opts: Options) -> Result<Self, WgpuError> {
         let ctx = Ctx::new(opts.allow_int64, opts.g2_int64, opts.adapter.as_ref())?;
-        Ok(WgpuBackend {
+        Ok(WgpuDevice {
             ctx,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             guard: Mutex::new(()),
@@ -280,7 +280,7 @@ impl WgpuBackend {
 /// The points as the u32 words the device takes. The type check makes the
 /// cast sound for any `Curve` impl: only blst's types of `C::GROUP`
 /// (crossgroth-gpu-host's G1 and G2 use them) get through, the point type
-/// too, so that [`WgpuBackend::msm`] can return its result as `C::Point`.
+/// too, so that [`WgpuDevice::msm`] can return its result as `C::Point`.
 fn affine_words<C: Curve>(bases: &[C::Affine]) -> Result<&[u32], WgpuError> {
     let blst = match C::GROUP {
         Group::G1 => [TypeId::of::<blst_p1_affine>(), TypeId::of::<blst_p1>()],
