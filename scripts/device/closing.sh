@@ -8,6 +8,8 @@
 #       both field paths checked against blst,
 #       whole proofs on cuda and both wgpu paths (SHA-256 512 B, chains to 2^20),
 #       crosscheck
+#   scripts/device/closing.sh quick     after a host-code change: kernel tests,
+#       proofs to the 2^20 chain, G1 MSM 2^24 and the 2^20-chain proof
 #   scripts/device/closing.sh benches   every crossgroth-cuda benchmark up to
 #       2^26, the backends matrix without the cpu (G1 MSM, NTT and H at 2^20 and
 #       2^22; cuda, wgpu, wgpu-u32 in one run) and proving the 2^16 and 2^20
@@ -49,8 +51,18 @@ benches)
     MATRIX_GROUPS=prove MATRIX_MAX_LOG=20 MATRIX_FILTER="prove_from_assignment/$gpu_only/" \
         part 150 matrix
     ;;
+quick)
+    # one call after a change of the host code only: the kernel tests on the
+    # cubin, whole proofs on every GPU backend to the 2^20 chain, the G1 MSM of
+    # 2^24 plain and on a table, proving the 2^20 chain (tables and plain)
+    part 120 kernels
+    MAX_LOG=20 part 200 proofs
+    part 110 msm24
+    MATRIX_GROUPS=prove MATRIX_MAX_LOG=20 MATRIX_FILTER="prove_from_assignment/cuda(-plain)?/chain:20" \
+        part 120 matrix
+    ;;
 *)
-    echo "usage: scripts/device/closing.sh checks|benches" >&2
+    echo "usage: scripts/device/closing.sh checks|benches|quick" >&2
     exit 2
     ;;
 esac

@@ -24,6 +24,7 @@
 #             sizes, default 18 20)
 #   wgpu-msm  the wgpu G1 MSM on both field paths at WGPU_MSM_LOGS (default
 #             16,20,22), checked against blst (backends/wgpu/tests/perf.rs)
+#   msm24     the G1 MSM of 2^24, plain and on a table of precomputed copies
 #   msm       the crossgroth-cuda MSM benchmarks matching MSM_FILTER (default
 #             'g1_msm(_precomputed)?/2[024]$') with CROSSGROTH_CUDA_PROFILE=1,
 #             one profile line kept per eight (set other CROSSGROTH_CUDA_* knobs
@@ -119,6 +120,10 @@ for phase in "${phases[@]}"; do
             CROSSGROTH_CUDA_MSM_C=$c CROSSGROTH_CUDA_PROFILE=1 CROSSGROTH_BENCH_MAX_LOG=24 \
                 step "tune-msm-c$c" "$bin/cuda" --bench --warm-up-time 1 --measurement-time 3 'g1_msm/24'
         done
+        ;;
+    msm24)
+        CROSSGROTH_BENCH_MAX_LOG=24 step msm24 "$bin/cuda" --bench --warm-up-time 1 \
+            --measurement-time 4 'g1_msm(_precomputed)?/24$'
         ;;
     msm)
         echo "== msm ($(date -u +%T))"
