@@ -16,7 +16,7 @@ use crossgroth::backend::{
     WgpuOptions, G1,
 };
 use crossgroth::circuits::CircuitSpec;
-use crossgroth::engine::placement::{PlacementConfig, TablePolicy};
+use crossgroth::groth16::placement::{PlacementConfig, TablePolicy};
 use crossgroth::groth16::{self, Prover};
 use crossgroth::synthesis::synthesize;
 use crossgroth::{G1Affine, G1Projective, Scalar};

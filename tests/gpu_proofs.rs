@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use common::*;
 use crossgroth::backend::{Backend, CpuBackend, CudaBackend, WgpuBackend, WgpuOptions};
-use crossgroth::engine::placement::{PlacementConfig, TablePolicy};
+use crossgroth::groth16::placement::{PlacementConfig, TablePolicy};
 use crossgroth::groth16::{self, Prover};
 use crossgroth::synthesis::synthesize;
 

@@ -3,7 +3,7 @@
 //! Fine operations only — NTT, H, and MSMs over either group — each callable on
 //! its own by tests and benchmarks. The steps of a proof that compose them live
 //! in [`crate::groth16::steps`]; where bases are kept is decided by the engine's
-//! placement ([`crate::engine::placement`]) and passed in as a [`Placement`].
+//! placement ([`crate::groth16::placement`]) and passed in as a [`Placement`].
 
 pub mod cpu;
 mod gpu;

@@ -5,7 +5,7 @@
 use std::sync::OnceLock;
 
 use crossgroth::backend::{AdapterChoice, BackendOptions, WgpuOptions};
-use crossgroth::engine::placement::{PlacementConfig, TablePolicy};
+use crossgroth::groth16::placement::{PlacementConfig, TablePolicy};
 
 /// Flags shared by every subcommand.
 #[derive(clap::Args, Clone, Debug)]

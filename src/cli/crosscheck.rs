@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use crossgroth::backend::{open_backend_with, Backend, BackendKind, CpuBackend, Msm, MsmInput};
 use crossgroth::circuits::CircuitSpec;
-use crossgroth::engine::placement;
+use crossgroth::groth16::placement;
 use crossgroth::groth16::steps::{a_inputs, b_inputs};
 use crossgroth::groth16::PreparedParams;
 use crossgroth::groth16::{self, Parameters, Prover};

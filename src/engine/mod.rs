@@ -16,7 +16,6 @@
 
 mod job;
 mod memory;
-pub mod placement;
 mod stats;
 mod workers;
 
@@ -35,11 +34,11 @@ use futures::channel::oneshot;
 
 use crate::backend::Backend;
 use crate::error::{Error, Result};
+use crate::groth16::placement::{DevicePlacement, PlacementConfig};
 use crate::groth16::{Parameters, PreparedParams};
 use crate::synthesis::Assignment;
 use job::{JobResults, JobState};
 use memory::ResidentSamples;
-use placement::{DevicePlacement, PlacementConfig};
 use stats::Stats;
 use workers::{DeviceTask, Disposal, FinalTask, SynthTask};
 

@@ -4,6 +4,7 @@
 
 mod generator;
 mod params;
+pub mod placement;
 mod proof;
 mod prover;
 pub mod steps;

@@ -9,10 +9,10 @@ use ff::Field;
 use group::prime::PrimeCurveAffine;
 use rand_core::RngCore;
 
+use super::placement::{self, PlacementConfig};
 use super::steps::{self, PreparedParams};
 use super::{Parameters, Proof, VerifyingKey};
 use crate::backend::{Backend, CpuBackend};
-use crate::engine::placement::{self, PlacementConfig};
 use crate::error::{Error, Result};
 use crate::synthesis::{self, check_witness, Assignment, RecordedShape};
 use crate::Scalar;

@@ -20,7 +20,7 @@ use crate::synthesis::Assignment;
 use crate::{G1Projective, G2Projective, Scalar};
 
 /// A parameter set's bases prepared on one backend (placed by
-/// [`crate::engine::placement`]).
+/// [`crate::groth16::placement`]).
 pub struct PreparedParams {
     pub params: Arc<Parameters>,
     pub h: G1Bases,

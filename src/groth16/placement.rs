@@ -1,5 +1,7 @@
 //! Where parameter bases live on each device — the one owner of that decision,
-//! for the engine and the [`Prover`](crate::groth16::Prover) alike.
+//! for the engine and the [`Prover`](super::Prover) alike (here, beside the
+//! prepared parameters it fills, so that the prover need not reach up into
+//! the engine).
 //!
 //! A parameter set's five base sets (H, L, A, B_G1, B_G2) are placed together,
 //! in the first of these that fits the device's room beside what it already
@@ -16,9 +18,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::{Parameters, PreparedParams};
 use crate::backend::{Backend, Group, Placement};
 use crate::error::{Error, Result};
-use crate::groth16::{Parameters, PreparedParams};
 use crate::Scalar;
 
 /// Whether the G1 bases are kept as tables of precomputed copies (copy k of a
