@@ -211,20 +211,21 @@ pub const B_G2_DEVICE_TERMS: usize = 1 << 16;
 /// Where B_G2 runs: on `backend`'s device when it has one and many B scalars
 /// are neither 0 nor 1, else on the CPU.
 pub fn b_g2_on_device(backend: &dyn Backend, asg: &Assignment) -> bool {
-    backend.has_device() && effective_b_terms(asg) >= B_G2_DEVICE_TERMS
+    backend.has_device() && effective_b_terms(asg, B_G2_DEVICE_TERMS) >= B_G2_DEVICE_TERMS
 }
 
-/// B scalars that a bucket pass would see (not 0, not 1): the MSM's real size.
-fn effective_b_terms(asg: &Assignment) -> usize {
-    let count = |v: &[Scalar], d: &crate::density::Density| {
-        d.ones()
-            .filter(|&i| {
-                let x = &v[i];
-                !bool::from(x.is_zero()) && *x != Scalar::ONE
-            })
-            .count()
-    };
-    count(&asg.input, &asg.b_input_density) + count(&asg.aux, &asg.b_aux_density)
+/// B scalars that a bucket pass would see (not 0, not 1), counted up to
+/// `enough`: the scan stops there, so a dense circuit's proof does not pay for
+/// reading all of B on the host.
+fn effective_b_terms(asg: &Assignment, enough: usize) -> usize {
+    let effective = |x: &Scalar| !bool::from(x.is_zero()) && *x != Scalar::ONE;
+    let input = asg.b_input_density.ones().map(|i| &asg.input[i]);
+    let aux = asg.b_aux_density.ones().map(|i| &asg.aux[i]);
+    input
+        .chain(aux)
+        .filter(|x| effective(x))
+        .take(enough)
+        .count()
 }
 
 /// The B_G2 MSM of one proof, where [`b_g2_on_device`] says; `prepared` is
@@ -294,4 +295,38 @@ pub fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
     let began = Instant::now();
     let out = f();
     (out, began.elapsed().as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::circuits::CircuitSpec;
+    use crate::synthesis::synthesize;
+
+    fn assignment(spec: &str) -> Assignment {
+        let spec: CircuitSpec = spec.parse().unwrap();
+        synthesize(spec.instance(1)).unwrap()
+    }
+
+    #[test]
+    fn effective_b_terms_skip_zeros_and_ones_and_stop_at_enough() {
+        let asg = assignment("chain:10");
+        let all = effective_b_terms(&asg, usize::MAX);
+        let by_hand = asg
+            .b_input_density
+            .ones()
+            .map(|i| asg.input[i])
+            .chain(asg.b_aux_density.ones().map(|i| asg.aux[i]))
+            .filter(|x| !bool::from(x.is_zero()) && *x != Scalar::ONE)
+            .count();
+        assert_eq!(all, by_hand);
+        assert!(all > 100, "{all}");
+        assert_eq!(effective_b_terms(&asg, 100), 100);
+    }
+
+    #[test]
+    fn b_g2_stays_on_the_cpu_without_a_device() {
+        let asg = assignment("chain:10");
+        assert!(!b_g2_on_device(&CpuBackend, &asg));
+    }
 }
