@@ -6,6 +6,8 @@
 //! cannot drift apart.
 
 pub mod curve;
+#[cfg(feature = "reference")]
+pub mod reference;
 
 pub use curve::{Curve, Group, G1, G2};
 
