@@ -139,7 +139,7 @@ ref_curve!(
 
 /// n distinct-looking bases: a walk from a random multiple of the generator
 /// with 8 random steps (one batched conversion to affine: 2^22 in seconds).
-pub fn bases<C: RefCurve>(rng: &mut impl RngCore, n: usize) -> Vec<C::Affine> {
+pub fn random_bases<C: RefCurve>(rng: &mut impl RngCore, n: usize) -> Vec<C::Affine> {
     let g = C::generator();
     let steps: Vec<C::Point> = (0..8).map(|_| C::mult(&g, &fr_random(rng))).collect();
     let mut acc = C::mult(&g, &fr_random(rng));
@@ -151,10 +151,10 @@ pub fn bases<C: RefCurve>(rng: &mut impl RngCore, n: usize) -> Vec<C::Affine> {
     C::to_affines(&jac)
 }
 
-/// As [`bases`], with the identity at every i = 5 (mod 11) and a repeat of
+/// As [`random_bases`], with the identity at every i = 5 (mod 11) and a repeat of
 /// the previous base at every i = 7 (mod 11).
 pub fn bases_with_edges<C: RefCurve>(rng: &mut impl RngCore, n: usize) -> Vec<C::Affine> {
-    let mut v = bases::<C>(rng, n);
+    let mut v = random_bases::<C>(rng, n);
     for i in 0..n {
         if i % 11 == 5 {
             v[i] = C::Affine::default();
@@ -240,7 +240,7 @@ mod tests {
         assert!(C::eq(&msm::<C>(&b, &s, None), &msm_naive::<C>(&b, &s)));
         let (d, inc) = random_density(&mut r, 2 * n, 0.6);
         let s2 = random_scalars(&mut r, 2 * n);
-        let b2 = bases::<C>(&mut r, inc.len());
+        let b2 = random_bases::<C>(&mut r, inc.len());
         let sel: Vec<blst_fr> = inc.iter().map(|&i| s2[i]).collect();
         assert!(C::eq(
             &msm::<C>(&b2, &s2, Some(&d)),
