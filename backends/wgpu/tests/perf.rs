@@ -374,51 +374,23 @@ fn field_and_point_throughput() {
 
 // ------------------------------------------------------------------ whole MSMs
 
-fn scalar_bytes(s: &blst::blst_fr) -> [u8; 32] {
-    let mut sc = blst::blst_scalar::default();
-    unsafe { blst::blst_scalar_from_fr(&mut sc, s) };
-    sc.b
-}
-
 /// G1 MSMs of 2^k uniform random scalars for k in CROSSGROTH_PERF_MSM_LOGS
 /// (default "10,12"), on both field paths, checked against blst; GPU time from
 /// timestamp queries (best of CROSSGROTH_PERF_MSM_REPS, default 2).
 #[test]
 #[ignore]
 fn msm_g1_timed() {
-    use blst::*;
+    use crossgroth_gpu_host::reference::*;
     use crossgroth_wgpu::{AdapterChoice, Options, G1};
+    use rand::SeedableRng;
     let logs = &settings().msm_logs;
     let reps = settings().msm_reps;
     let paths = settings().paths.as_str();
     let maxn = 1usize << logs.iter().max().unwrap();
-    let mut s = 0x2545f4914f6cdd1du64;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
-    let fr = |l: [u64; 4]| {
-        let mut r = blst_fr::default();
-        unsafe { blst_fr_from_uint64(&mut r, l.as_ptr()) };
-        r
-    };
-    let scalars: Vec<blst_fr> = (0..maxn)
-        .map(|_| fr([next(), next(), next(), next() >> 2]))
-        .collect();
-    let g = unsafe { *blst_p1_generator() };
-    let (mut p, mut q) = (blst_p1::default(), blst_p1::default());
-    unsafe {
-        blst_p1_mult(&mut p, &g, scalar_bytes(&scalars[0]).as_ptr(), 255);
-        blst_p1_mult(&mut q, &g, scalar_bytes(&scalars[1]).as_ptr(), 255);
-    }
-    let mut pts = Vec::with_capacity(maxn);
-    for _ in 0..maxn {
-        pts.push(p);
-        unsafe { blst_p1_add_or_double(&mut p, &p, &q) };
-    }
-    let bases = p1_affines::from(&pts).as_slice().to_vec();
+    // the same inputs every run, so that timings compare
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x2545f4914f6cdd1d);
+    let scalars = random_scalars(&mut rng, maxn);
+    let bases = random_bases::<G1>(&mut rng, maxn);
     for int64 in [true, false] {
         if (paths == "int64" && !int64) || (paths == "portable" && int64) {
             continue;
@@ -450,13 +422,12 @@ fn msm_g1_timed() {
         b.msm(&dev, 0, &scalars, None).unwrap();
         for &log in logs {
             let n = 1usize << log;
-            let sb: Vec<u8> = scalars[..n].iter().flat_map(scalar_bytes).collect();
-            let want = bases[..n].mult(&sb, 255);
+            let want = msm::<G1>(&bases[..n], &scalars[..n], None);
             let mut best = f64::INFINITY;
             for _ in 0..reps {
                 let (got, gt) = b.time(|b| b.msm(&dev, 0, &scalars[..n], None)).unwrap();
                 assert!(
-                    unsafe { blst_p1_is_equal(&got, &want) },
+                    point_eq::<G1>(&got, &want),
                     "[{label}] 2^{log} differs from blst"
                 );
                 best = best.min(gt.as_secs_f64());

@@ -175,6 +175,15 @@ pub fn backends() -> &'static [WgpuDevice] {
     &all_backends().ok
 }
 
+/// Runs `check` on every backend under test, announced with the test's name
+/// and the field path.
+pub fn on_each_backend(test: &str, check: impl Fn(&WgpuDevice)) {
+    for b in backends() {
+        eprintln!("--- {test} on the {} path", path(b));
+        check(b);
+    }
+}
+
 pub fn path(b: &WgpuDevice) -> &'static str {
     if b.uses_int64() {
         "int64"

@@ -5,7 +5,7 @@ use blst::blst_fr;
 use crossgroth_gpu_host::reference::*;
 use crossgroth_wgpu::{Bases, WgpuDevice, G1, G2};
 
-use crate::devices::{all_backends, backends, max_log, path};
+use crate::devices::{all_backends, backends, max_log, on_each_backend, path};
 
 /// The MSM of `s` (with the density `d`) over `dev`, uploaded from `bases`,
 /// against blst's.
@@ -29,13 +29,10 @@ fn check_msm<C: RefCurve>(
 
 #[test]
 fn msm_g1_matches_blst() {
-    for b in backends() {
-        msm_g1_matches_blst_on(b);
-    }
+    on_each_backend("msm_g1_matches_blst", msm_g1_matches_blst_on);
 }
 
 fn msm_g1_matches_blst_on(b: &WgpuDevice) {
-    eprintln!("--- msm_g1_matches_blst on the {} path", path(b));
     let mut r = rng("msm_g1_matches_blst");
     let nmax = (1usize << max_log()).max(1024);
     let bases = random_bases::<G1>(&mut r, nmax);
@@ -54,8 +51,7 @@ fn msm_g1_matches_blst_on(b: &WgpuDevice) {
 /// error.
 #[test]
 fn msm_from_a_later_base() {
-    for b in backends() {
-        eprintln!("--- msm_from_a_later_base on the {} path", path(b));
+    on_each_backend("msm_from_a_later_base", |b| {
         let mut r = rng("msm_from_a_later_base");
         for &(first, nvars, p) in &[(1usize, 300usize, 0.5f64), (70, 1500, 0.7)] {
             let (d, included) = random_density(&mut r, nvars, p);
@@ -86,18 +82,15 @@ fn msm_from_a_later_base() {
             "G2 MSM from base 50 differs from blst"
         );
         eprintln!("MSMs from a later base: ok");
-    }
+    });
 }
 
 #[test]
 fn msm_g1_edge_cases() {
-    for b in backends() {
-        msm_g1_edge_cases_on(b);
-    }
+    on_each_backend("msm_g1_edge_cases", msm_g1_edge_cases_on);
 }
 
 fn msm_g1_edge_cases_on(b: &WgpuDevice) {
-    eprintln!("--- msm_g1_edge_cases on the {} path", path(b));
     let mut r = rng("msm_g1_edge_cases");
     let n = 600;
     let bases = bases_with_edges::<G1>(&mut r, n); // identities and repeats

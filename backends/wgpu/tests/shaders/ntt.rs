@@ -4,17 +4,14 @@ use blst::blst_fr;
 use crossgroth_gpu_host::reference::*;
 use crossgroth_wgpu::WgpuDevice;
 
-use crate::devices::{backends, max_log, path};
+use crate::devices::{max_log, on_each_backend};
 
 #[test]
 fn ntt_matches_cpu() {
-    for b in backends() {
-        ntt_matches_cpu_on(b);
-    }
+    on_each_backend("ntt_matches_cpu", ntt_matches_cpu_on);
 }
 
 fn ntt_matches_cpu_on(b: &WgpuDevice) {
-    eprintln!("--- ntt_matches_cpu on the {} path", path(b));
     let mut r = rng("ntt_matches_cpu");
     let mut logs: Vec<u32> = vec![1, 2, 3, 4, 5, 7, 10];
     logs.push(max_log());
@@ -46,13 +43,10 @@ fn ntt_matches_cpu_on(b: &WgpuDevice) {
 
 #[test]
 fn compute_h_matches_cpu() {
-    for b in backends() {
-        compute_h_matches_cpu_on(b);
-    }
+    on_each_backend("compute_h_matches_cpu", compute_h_matches_cpu_on);
 }
 
 fn compute_h_matches_cpu_on(b: &WgpuDevice) {
-    eprintln!("--- compute_h_matches_cpu on the {} path", path(b));
     let mut r = rng("compute_h_matches_cpu");
     let ml = max_log();
     for (log_m, n) in [
