@@ -1,19 +1,22 @@
 //! One error type for the library. Every variant names what is wrong so that the CLI
 //! can print it as one line; nothing in crossgroth panics on bad input.
+//!
+//! Each variant's message says its cause itself, so none also returns it as a
+//! `source()`: printed with its chain (anyhow's `{:#}`), an error says each cause once.
 
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("i/o error on {path}: {source}")]
+    /// A file could not be read or written; the message is the OS's.
+    #[error("{}: {}", path.display(), os_message(error))]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 
-    #[error("i/o error: {0}")]
-    Stream(#[from] std::io::Error),
+    #[error("i/o error: {}", os_message(.0))]
+    Stream(std::io::Error),
 
     #[error("parameter file: {0}")]
     ParamsFormat(String),
@@ -31,14 +34,14 @@ pub enum Error {
     #[error("proof: {0}")]
     ProofFormat(String),
 
-    #[error("public inputs: expected {expected}, got {found}")]
+    #[error("public inputs: the verifying key is for a circuit with {expected}, got {found}", expected = inputs(*expected))]
     PublicInputCount { expected: usize, found: usize },
 
     #[error("public input {index} is not a canonical scalar (it is not below the field modulus)")]
     NonCanonicalScalar { index: usize },
 
     #[error("synthesis failed: {0}")]
-    Synthesis(#[from] bellpepper_core::SynthesisError),
+    Synthesis(bellpepper_core::SynthesisError),
 
     #[error("circuit panicked during synthesis: {0}")]
     CircuitPanicked(String),
@@ -106,11 +109,37 @@ pub enum Error {
     Invalid(String),
 }
 
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Stream(e)
+    }
+}
+
+impl From<bellpepper_core::SynthesisError> for Error {
+    fn from(e: bellpepper_core::SynthesisError) -> Self {
+        Error::Synthesis(e)
+    }
+}
+
+/// An OS error's message without Rust's " (os error N)" suffix: "No such file or
+/// directory", not "No such file or directory (os error 2)".
+pub fn os_message(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) if s.ends_with(')') => s[..i].to_string(),
+        _ => s,
+    }
+}
+
+fn inputs(n: usize) -> String {
+    format!("{n} public input{}", if n == 1 { "" } else { "s" })
+}
+
 impl Error {
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source,
+            error,
         }
     }
 }

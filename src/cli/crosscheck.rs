@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use crossgroth::backend::{open_backend_with, Backend, BackendKind, CpuBackend, Msm, MsmInput};
 use crossgroth::circuits::CircuitSpec;
 use crossgroth::groth16::placement;
@@ -40,15 +40,29 @@ fn timed<T>(
 }
 
 pub fn run(circuit: CircuitSpec, params_path: Option<PathBuf>, seed: u64) -> Result<()> {
-    let params = Arc::new(match params_path {
-        Some(p) => Parameters::read_file(&p, true)?,
+    let command = format!("crosscheck --circuit {circuit}");
+    match &params_path {
+        Some(p) => super::check_prove_memory(&command, p, &circuit)?,
+        None => super::check_setup_memory(&command, &circuit)?,
+    }
+    let asg = synthesize(circuit.instance(seed))?;
+    let params = Arc::new(match &params_path {
+        Some(p) => {
+            // The shape first, as `prove` does: a mismatch is named here, before
+            // the long read, not found deep inside an MSM.
+            super::params::lengths(p)?
+                .check_shape(&asg.shape())
+                .with_context(|| p.display().to_string())?;
+            let (params, loaded) = super::params::load(p, false)?;
+            println!("{}: {}", p.display(), loaded.summary());
+            params
+        }
         None => groth16::generate_random_parameters(
             circuit.blank(),
             &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed),
             None,
         )?,
     });
-    let asg = synthesize(circuit.instance(seed))?;
     let cpu: Arc<dyn Backend> = Arc::new(CpuBackend);
     let others: Vec<Arc<dyn Backend>> = [BackendKind::Cuda, BackendKind::Wgpu]
         .into_iter()

@@ -4,20 +4,26 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use crossgroth::backend::simulated::SimulatedDevice;
 use crossgroth::backend::{open_backends, Backend, BackendKind};
 use crossgroth::circuits::CircuitSpec;
 use crossgroth::engine::{Engine, EngineConfig, Job, RunSummary};
-use crossgroth::groth16::Parameters;
-use crossgroth::synthesis::RecordedShape;
-use indicatif::{ProgressBar, ProgressStyle};
+use crossgroth::error::Error;
+use crossgroth::synthesis::{self, check_witness, RecordedShape, Shape};
+
+use super::fault::{self, CliCircuit};
+use super::output::{self, Output};
+use super::progress::Counter;
 
 pub struct EngineArgs {
     pub circuit: CircuitSpec,
     pub params: Option<PathBuf>,
+    pub trust_params: bool,
+    /// Witness seed of the first proof; the others take the next ones.
+    pub first_seed: u64,
     pub count: usize,
     pub batch: usize,
     pub backend: BackendKind,
@@ -30,14 +36,49 @@ pub struct EngineArgs {
     pub plot: Option<PathBuf>,
 }
 
+/// The parameters' lengths as a circuit shape needs them.
+pub fn shape_of(rec: &RecordedShape) -> Shape {
+    Shape {
+        num_rows: rec.num_rows(),
+        num_inputs: rec.num_inputs(),
+        num_aux: rec.num_aux(),
+        a_aux_density: rec.a_aux_density().clone(),
+        b_input_density: rec.b_input_density().clone(),
+        b_aux_density: rec.b_aux_density().clone(),
+    }
+}
+
 pub fn run(args: EngineArgs) -> Result<()> {
     if args.count == 0 || args.batch == 0 {
         bail!("--count and --batch must be at least 1");
     }
-    let params = Arc::new(match &args.params {
-        Some(p) => Parameters::read_file(p, true)?,
-        None => super::generate(args.circuit, None)?,
-    });
+    let started = Instant::now();
+    // Outputs, memory and devices first: nothing long runs before they are known good.
+    let json = args
+        .json
+        .as_deref()
+        .map(|p| Output::check(p, "--json"))
+        .transpose()?;
+    let plot = args
+        .plot
+        .as_deref()
+        .map(|p| Output::check(p, "--plot"))
+        .transpose()?;
+    let mut outs = vec![];
+    outs.extend(json.as_ref().map(|o| ("--json", o)));
+    outs.extend(plot.as_ref().map(|o| ("--plot", o)));
+    let inputs: Vec<(&str, &std::path::Path)> = args
+        .params
+        .as_deref()
+        .map(|p| ("--params", p))
+        .into_iter()
+        .collect();
+    output::check_distinct(&outs, &inputs)?;
+    let command = format!("proving {} × {}", args.count, args.circuit);
+    match &args.params {
+        Some(p) => super::check_prove_memory(&command, p, &args.circuit)?,
+        None => super::check_setup_memory(&command, &args.circuit)?,
+    }
     let backends: Vec<Arc<dyn Backend>> = match args.simulate_device_ms {
         Some(ms) => (0..args.devices.as_ref().map_or(1, |d| d.len()))
             .map(|id| {
@@ -52,6 +93,42 @@ pub fn run(args: EngineArgs) -> Result<()> {
             super::backend_flags::backend_options(),
         )?,
     };
+    // The parameters' lengths against the circuit's shape, before the long read
+    // (the engine would otherwise fail deep inside an MSM).
+    let seed = |i: usize| {
+        // A simulated device replays results per distinct witness: cycle a few.
+        let i = if args.simulate_device_ms.is_some() {
+            i % 4
+        } else {
+            i
+        };
+        args.first_seed + i as u64
+    };
+    let recorded = if args.recorded {
+        Some(Arc::new(
+            RecordedShape::record(fault::instance(&args.circuit, seed(0)))?.0,
+        ))
+    } else {
+        None
+    };
+    if let Some(p) = &args.params {
+        let lengths = super::params::lengths(p)?;
+        let shape = match &recorded {
+            Some(r) => shape_of(r),
+            None => synthesis::synthesize(fault::instance(&args.circuit, seed(0)))?.shape(),
+        };
+        lengths
+            .check_shape(&shape)
+            .with_context(|| p.display().to_string())?;
+    }
+    let (params, load_line) = match &args.params {
+        Some(p) => {
+            let (params, loaded) = super::params::load(p, args.trust_params)?;
+            (params, Some(loaded.summary()))
+        }
+        None => (super::generate(args.circuit, None)?, None),
+    };
+    let params = Arc::new(params);
     let mut config = EngineConfig {
         placement: super::backend_flags::placement(),
         ..EngineConfig::default()
@@ -66,70 +143,100 @@ pub fn run(args: EngineArgs) -> Result<()> {
     config.finalizer_workers = backends.len();
     let names: Vec<String> = backends.iter().map(|b| b.device()).collect();
     println!(
-        "engine: {} × {} on {} ({}), {} synthesis workers, memory budget {}",
+        "engine: {} × {} on {} ({}), {} synthesis workers, memory budget {}{}",
         args.count,
         args.circuit,
         backends[0].name(),
         names.join("; "),
         config.synthesis_workers,
-        bytesize::ByteSize(config.memory_budget as u64)
+        bytesize::ByteSize(config.memory_budget as u64),
+        load_line.map(|l| format!("; {l}")).unwrap_or_default()
     );
-    let shape = if args.recorded {
-        Some(Arc::new(RecordedShape::record(args.circuit.blank())?.0))
-    } else {
-        None
-    };
     let engine = Engine::start(config, backends)?;
-    let bar = ProgressBar::new(args.count as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} proofs [{elapsed}] {msg}").unwrap(),
-    );
+    let mut progress = Counter::new(args.count as u64, "proofs");
     let mut handles = vec![];
     let mut submitted = 0;
     while submitted < args.count {
         let n = args.batch.min(args.count - submitted);
-        // A simulated device replays results per distinct witness: cycle a few.
-        let seed = |i: usize| if args.simulate_device_ms.is_some() { i % 4 } else { i } as u64;
-        let circuits: Vec<_> = (submitted..submitted + n)
-            .map(|i| args.circuit.instance(seed(i)))
+        let seeds: Vec<u64> = (submitted..submitted + n).map(seed).collect();
+        let circuits: Vec<CliCircuit> = seeds
+            .iter()
+            .map(|&s| fault::instance(&args.circuit, s))
             .collect();
         let id = format!("job-{submitted}");
-        let job = match &shape {
+        let job = match &recorded {
             Some(shape) => Job::recorded(id, params.clone(), shape.clone(), circuits),
             None => Job::new(id, params.clone(), circuits),
         };
-        handles.push((n, engine.submit(job)?));
+        handles.push((n, seeds, engine.submit(job)?));
         submitted += n;
     }
     let mut failures = vec![];
-    for (n, h) in handles {
+    for (n, seeds, h) in handles {
         let id = h.id().to_string();
         match h.wait() {
-            Ok(_) => bar.inc(n as u64),
-            Err(e) => failures.push(format!("{id}: {e}")),
+            Ok(_) => {}
+            Err(e) => {
+                let e = name_failure(e, &args.circuit, &seeds, recorded.as_deref());
+                failures.push(format!("{id}: {e}"));
+            }
         }
         let st = engine.status();
-        bar.set_message(format!(
-            "resident {}, charged {}",
-            bytesize::ByteSize(st.memory.resident as u64),
-            bytesize::ByteSize(st.memory.charged as u64)
-        ));
+        progress.inc(n as u64, || {
+            format!(
+                "resident {}, charged {}",
+                bytesize::ByteSize(st.memory.resident as u64),
+                bytesize::ByteSize(st.memory.charged as u64)
+            )
+        });
     }
-    bar.finish_and_clear();
+    progress.finish();
     let summary = engine.shutdown();
     print_summary(&summary);
-    if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&summary)?)?;
-        println!("summary written to {}", path.display());
+    if let Some(out) = &json {
+        let text = serde_json::to_string_pretty(&summary)?;
+        out.write_bytes(text.as_bytes())?;
+        println!("summary written to {}", out.path().display());
     }
-    if let Some(path) = &args.plot {
-        super::plot::write_svg(&summary, path)?;
-        println!("plot written to {}", path.display());
+    if let Some(out) = &plot {
+        super::plot::write_svg(&summary, out)?;
+        println!("plot written to {}", out.path().display());
     }
+    println!("{:.1} s in all", started.elapsed().as_secs_f64());
     if let Some(first) = failures.first() {
         bail!("{} of the jobs failed; first: {first}", failures.len());
     }
     Ok(())
+}
+
+/// Names an unsatisfied row's namespace path (the engine reports only its number):
+/// from the recorded shape, or by synthesizing the job's circuits again with names.
+fn name_failure(
+    e: Error,
+    circuit: &CircuitSpec,
+    seeds: &[u64],
+    recorded: Option<&RecordedShape>,
+) -> Error {
+    let Error::Unsatisfied { row, path: None } = e else {
+        return e;
+    };
+    if let Some(name) = recorded.and_then(|r| r.row_name(row)) {
+        return Error::Unsatisfied {
+            row,
+            path: Some(name.to_string()).filter(|p| !p.is_empty()),
+        };
+    }
+    for &s in seeds {
+        if let Ok((asg, names)) = synthesis::synthesize_with_names(fault::instance(circuit, s)) {
+            if check_witness(&asg) == Some(row) {
+                return Error::Unsatisfied {
+                    row,
+                    path: names.get(row).cloned().filter(|p| !p.is_empty()),
+                };
+            }
+        }
+    }
+    Error::Unsatisfied { row, path: None }
 }
 
 fn print_summary(s: &RunSummary) {

@@ -1,8 +1,9 @@
 //! The public-inputs file written next to a proof.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
 use crossgroth::circuits::CircuitSpec;
 use crossgroth::{Error, Scalar};
 use serde::{Deserialize, Serialize};
@@ -35,28 +36,39 @@ impl PublicInputsFile {
         }
     }
 
-    pub fn write(&self, path: &Path) -> Result<()> {
-        let text = serde_json::to_string_pretty(self)?;
-        std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
+    pub fn write_to(&self, w: &mut dyn Write) -> Result<()> {
+        serde_json::to_writer_pretty(&mut *w, self)?;
+        w.write_all(b"\n")?;
         Ok(())
     }
 
-    /// Reads and decodes the inputs, refusing any that is not a canonical scalar.
-    pub fn read(path: &Path) -> Result<Vec<Scalar>> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        let file: PublicInputsFile = serde_json::from_str(&text)
-            .with_context(|| format!("{} is not a public-inputs file", path.display()))?;
-        file.public_inputs
+    /// Reads and decodes the inputs, refusing any that is not a canonical scalar;
+    /// with them, the circuit the file says they are for.
+    pub fn read_with_circuit(path: &Path) -> Result<(Vec<Scalar>, Option<String>)> {
+        let text = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        // serde's message quotes the offending value in full; main's one-line
+        // report cuts every quoted value to a few dozen characters.
+        let file: PublicInputsFile = serde_json::from_slice(&text)
+            .map_err(|e| anyhow!("{} is not a public-inputs file: {e}", path.display()))?;
+        let inputs = file
+            .public_inputs
             .iter()
             .enumerate()
             .map(|(index, h)| {
                 let bytes: [u8; 32] = hex::decode(h)
                     .ok()
                     .and_then(|b| b.try_into().ok())
-                    .with_context(|| format!("public input {index} is not 64 hex digits"))?;
+                    .with_context(|| {
+                        format!(
+                            "{}: public input {index} is not 64 hex digits",
+                            path.display()
+                        )
+                    })?;
                 Option::<Scalar>::from(Scalar::from_bytes_le(&bytes))
                     .ok_or_else(|| Error::NonCanonicalScalar { index }.into())
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        let circuit = Some(crate::abbreviate(&file.circuit, 40)).filter(|c| !c.is_empty());
+        Ok((inputs, circuit))
     }
 }

@@ -1,18 +1,31 @@
 //! Subcommands of the `crossgroth` binary.
+//!
+//! What a careful user can count on: every output location is checked, and the
+//! backend opened, before any long work; every file is written whole or not at all
+//! (`output`); parameters are read with progress, only as far as the command needs,
+//! and a file whose points passed the subgroup checks once is not checked again
+//! (`params`); a command that cannot fit in memory is refused up front (`memory`);
+//! each error is one line that says each cause once.
 
 mod backend_flags;
 mod crosscheck;
 mod engine_run;
+mod fault;
 mod files;
+mod memory;
+mod output;
+mod params;
 mod plot;
 mod progress;
+mod signals;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use clap::{Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{ArgGroup, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use crossgroth::backend::{available_backends, open_backend_with, BackendKind};
 use crossgroth::circuits::CircuitSpec;
 use crossgroth::groth16::{self, Parameters, Proof, ProveOptions, Prover};
@@ -21,7 +34,10 @@ use crossgroth::Error;
 use rand_core::{OsRng, SeedableRng};
 
 use files::PublicInputsFile;
+use output::Output;
 use progress::Stage;
+
+pub use signals::install as install_signal_handlers;
 
 #[derive(Parser)]
 #[command(
@@ -36,6 +52,8 @@ struct Cli {
     command: Command,
 }
 
+const CIRCUITS: &str = "Built-in circuit: cubic, sha256:<bytes>, chain:<log2 rows>, multi:<inputs>";
+
 #[derive(Subcommand)]
 enum Command {
     /// Write random parameters for a built-in circuit. INSECURE: for development and
@@ -44,7 +62,8 @@ enum Command {
         /// Built-in circuit: cubic, sha256:<bytes>, chain:<log2 rows>, multi:<inputs>.
         #[arg(long)]
         circuit: CircuitSpec,
-        /// Where to write the parameters (bellperson's format).
+        /// Where to write the parameters (bellperson's format); an existing file is
+        /// replaced only once the new one is complete.
         #[arg(long)]
         params: PathBuf,
         /// Also write the verifying key alone here.
@@ -56,44 +75,51 @@ enum Command {
     },
     /// Prove a built-in circuit; write the proof and its public inputs.
     Prove {
-        #[arg(long)]
+        #[arg(long, help = CIRCUITS)]
         circuit: CircuitSpec,
+        /// Parameters of that circuit (bellperson's format), as `setup` writes them.
         #[arg(long)]
         params: PathBuf,
         /// Where to write the 192-byte proof.
-        #[arg(long, required_unless_present = "count")]
+        #[arg(long, required_unless_present = "count", conflicts_with = "count")]
         proof: Option<PathBuf>,
         /// Where to write the public inputs (JSON); default: <proof>.inputs.json.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "count")]
         inputs: Option<PathBuf>,
+        /// Backend to prove on: cpu, cuda, wgpu or auto.
         #[arg(long, default_value_t = BackendKind::Auto)]
         backend: BackendKind,
         /// Draw r and s from this seed instead of the OS's CSPRNG (reproducible bytes;
         /// such a proof is labelled seeded and is not zero-knowledge in practice).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "count")]
         seed: Option<u64>,
-        /// Seed of the circuit's witness values.
+        /// Seed of the circuit's witness values (with --count: of the first proof;
+        /// the others take the next seeds).
         #[arg(long, default_value_t = 0)]
         witness_seed: u64,
         /// Skip the a·b = c check of every row before proving.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "count")]
         no_witness_check: bool,
         /// Skip the subgroup checks when reading parameters (on-curve checks remain).
         #[arg(long)]
         trust_params: bool,
-        /// Prove this many instances through the proving engine instead (witness
-        /// seeds 0..N), reporting throughput and stage timings; writes no proof file.
+        /// Prove this many instances through the proving engine instead, reporting
+        /// throughput and stage timings; writes no proof file.
         #[arg(long)]
         count: Option<usize>,
         #[command(flatten)]
         engine: EngineOptions,
     },
     /// Verify a proof against a verifying key (from --params or --vk).
+    #[command(group(ArgGroup::new("key").required(true).args(["params", "vk"])))]
     Verify {
-        #[arg(long, required_unless_present = "vk")]
+        /// Parameter file whose verifying key to use (only the key at its head is read).
+        #[arg(long)]
         params: Option<PathBuf>,
-        #[arg(long, conflicts_with = "params")]
+        /// Verifying key file, as `setup --vk` writes it.
+        #[arg(long)]
         vk: Option<PathBuf>,
+        /// The 192-byte proof to verify.
         #[arg(long)]
         proof: PathBuf,
         /// Public inputs (JSON, as `prove` writes them); default: <proof>.inputs.json.
@@ -103,24 +129,33 @@ enum Command {
     /// Run the same inputs through every available backend and compare each
     /// operation and the final proof bytes with the cpu backend.
     Crosscheck {
-        #[arg(long, default_value = "sha256:64")]
+        #[arg(long, default_value = "sha256:64", help = CIRCUITS)]
         circuit: CircuitSpec,
         /// Parameters to use; generated in memory when absent.
         #[arg(long)]
         params: Option<PathBuf>,
+        /// Seed of the witness, of r and s, of the compared operations' inputs and
+        /// (without --params) of the generated parameters.
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
     /// Run many proofs of a built-in circuit through the proving engine and report
     /// throughput, per-stage p50/p99 and peak resident memory.
     BenchEngine {
-        #[arg(long, default_value = "sha256:64")]
+        #[arg(long, default_value = "sha256:64", help = CIRCUITS)]
         circuit: CircuitSpec,
         /// Parameters to use; generated in memory (insecure) when absent.
         #[arg(long)]
         params: Option<PathBuf>,
+        /// Number of proofs (witness seeds 0..count).
         #[arg(long, default_value_t = 32)]
         count: usize,
+        /// Backend to prove on.
+        #[arg(long, default_value_t = BackendKind::Auto, conflicts_with = "simulate_device_ms")]
+        backend: BackendKind,
+        /// Skip the subgroup checks when reading --params (on-curve checks remain).
+        #[arg(long, requires = "params")]
+        trust_params: bool,
         #[command(flatten)]
         engine: EngineOptions,
     },
@@ -128,8 +163,9 @@ enum Command {
     Devices,
     /// Setup, prove and verify a small SHA-256 circuit on the best backend here.
     Demo {
-        #[arg(long, default_value = "sha256:64")]
+        #[arg(long, default_value = "sha256:64", help = CIRCUITS)]
         circuit: CircuitSpec,
+        /// Backend to prove on: cpu, cuda, wgpu or auto.
         #[arg(long, default_value_t = BackendKind::Auto)]
         backend: BackendKind,
     },
@@ -165,17 +201,37 @@ struct EngineOptions {
     plot: Option<PathBuf>,
 }
 
+/// The engine options' ids, for refusing them where they would do nothing.
+const ENGINE_ARGS: [&str; 8] = [
+    "batch",
+    "devices",
+    "synthesis_workers",
+    "memory_budget",
+    "recorded",
+    "simulate_device_ms",
+    "json",
+    "plot",
+];
+
+struct EngineSource {
+    params: Option<PathBuf>,
+    trust_params: bool,
+    first_seed: u64,
+}
+
 impl EngineOptions {
     fn into_args(
         self,
         circuit: CircuitSpec,
-        params: Option<PathBuf>,
+        source: EngineSource,
         count: usize,
         backend: BackendKind,
     ) -> engine_run::EngineArgs {
         engine_run::EngineArgs {
             circuit,
-            params,
+            params: source.params,
+            trust_params: source.trust_params,
+            first_seed: source.first_seed,
             count,
             batch: self.batch,
             backend,
@@ -190,9 +246,49 @@ impl EngineOptions {
     }
 }
 
+/// Parses the command line; a usage error is printed (bounded) and ends the
+/// process with status 2.
+fn parse() -> (Cli, ArgMatches) {
+    let matches = match Cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                e.exit();
+            }
+            let text = e.render().to_string();
+            for line in text.lines() {
+                eprintln!("{}", crate::bound_line(line));
+            }
+            std::process::exit(2);
+        }
+    };
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    (cli, matches)
+}
+
+/// A usage error found after parsing: clap's format, status 2.
+fn usage_error(subcommand: &str, message: String) -> ! {
+    let mut cmd = Cli::command();
+    let sub = cmd.find_subcommand_mut(subcommand).cloned();
+    let mut cmd = sub.unwrap_or(cmd);
+    cmd.error(clap::error::ErrorKind::ArgumentConflict, message)
+        .exit()
+}
+
+fn given(m: &ArgMatches, id: &str) -> bool {
+    matches!(m.value_source(id), Some(ValueSource::CommandLine))
+}
+
 pub fn run() -> Result<()> {
-    let cli = Cli::parse();
+    let (cli, matches) = parse();
     backend_flags::choose(&cli.backend);
+    fault::maybe_panic();
     match cli.command {
         Command::Setup {
             circuit,
@@ -206,8 +302,19 @@ pub fn run() -> Result<()> {
             backend,
             count: Some(count),
             engine,
+            trust_params,
+            witness_seed,
             ..
-        } => engine_run::run(engine.into_args(circuit, Some(params), count, backend)),
+        } => engine_run::run(engine.into_args(
+            circuit,
+            EngineSource {
+                params: Some(params),
+                trust_params,
+                first_seed: witness_seed,
+            },
+            count,
+            backend,
+        )),
         Command::Prove {
             circuit,
             params,
@@ -221,6 +328,22 @@ pub fn run() -> Result<()> {
             count: None,
             ..
         } => {
+            let sub = matches.subcommand_matches("prove").expect("prove");
+            let ignored: Vec<String> = ENGINE_ARGS
+                .iter()
+                .filter(|id| given(sub, id))
+                .map(|id| format!("--{}", id.replace('_', "-")))
+                .collect();
+            if !ignored.is_empty() {
+                usage_error(
+                    "prove",
+                    format!(
+                        "{} only apply to runs through the engine: add --count N, or leave {} out",
+                        ignored.join(", "),
+                        if ignored.len() == 1 { "it" } else { "them" }
+                    ),
+                );
+            }
             let proof = proof.expect("clap requires --proof without --count");
             let inputs = inputs.unwrap_or_else(|| files::inputs_path(&proof));
             prove(ProveArgs {
@@ -253,8 +376,19 @@ pub fn run() -> Result<()> {
             circuit,
             params,
             count,
+            backend,
+            trust_params,
             engine,
-        } => engine_run::run(engine.into_args(circuit, params, count, BackendKind::Auto)),
+        } => engine_run::run(engine.into_args(
+            circuit,
+            EngineSource {
+                params,
+                trust_params,
+                first_seed: 0,
+            },
+            count,
+            backend,
+        )),
         Command::Devices => devices(),
         Command::Demo { circuit, backend } => demo(circuit, backend),
     }
@@ -275,26 +409,50 @@ fn generate(circuit: CircuitSpec, seed: Option<u64>) -> Result<Parameters> {
     Ok(params)
 }
 
+/// Refuses a circuit whose parameters would not fit in memory.
+fn check_setup_memory(command: &str, circuit: &CircuitSpec) -> Result<()> {
+    let (bytes, basis) = memory::setup_bytes(circuit);
+    memory::ensure_fits(command, bytes, 0, &format!("{circuit}: {basis}"))
+}
+
 fn setup(
     circuit: CircuitSpec,
     path: PathBuf,
     vk: Option<PathBuf>,
     seed: Option<u64>,
 ) -> Result<()> {
+    let params_out = Output::check(&path, "--params")?;
+    let vk_out = vk
+        .as_deref()
+        .map(|p| Output::check(p, "--vk"))
+        .transpose()?;
+    let mut outs = vec![("--params", &params_out)];
+    outs.extend(vk_out.as_ref().map(|o| ("--vk", o)));
+    output::check_distinct(&outs, &[])?;
+    check_setup_memory(&format!("setup --circuit {circuit}"), &circuit)?;
     eprintln!("warning: `setup` makes INSECURE random parameters, for development and tests only");
+    let t = Instant::now();
     let params = generate(circuit, seed)?;
-    params.write_file(&path)?;
-    if let Some(vk_path) = vk {
-        let file = std::fs::File::create(&vk_path).map_err(|e| Error::io(&vk_path, e))?;
-        params.vk.write(std::io::BufWriter::new(file))?;
+    let stage = Stage::start(&format!("writing {}", path.display()));
+    // Both files complete before either replaces an old one.
+    let mut staged = vec![params_out.stage(|w| Ok(params.write(w)?))?];
+    if let Some(o) = &vk_out {
+        staged.push(o.stage(|w| Ok(params.vk.write(w)?))?);
     }
+    output::commit(staged)?;
+    stage.finish();
     println!(
-        "wrote parameters for {circuit} to {} ({} h, {} l, {} a, {} b points)",
+        "wrote parameters for {circuit} to {}{} ({} h, {} l, {} a, {} b points) in {:.1} s",
         path.display(),
+        vk_out
+            .as_ref()
+            .map(|o| format!(" and its verifying key to {}", o.path().display()))
+            .unwrap_or_default(),
         params.h.len(),
         params.l.len(),
         params.a.len(),
-        params.b_g1.len()
+        params.b_g1.len(),
+        t.elapsed().as_secs_f64()
     );
     Ok(())
 }
@@ -311,17 +469,70 @@ struct ProveArgs {
     trust_params: bool,
 }
 
+/// Refuses a prove run whose parameters and one proof's buffers would not fit.
+fn check_prove_memory(command: &str, params: &Path, circuit: &CircuitSpec) -> Result<()> {
+    let file = std::fs::metadata(params).map_or(0, |m| m.len());
+    let (rows, vars, _) = memory::circuit_size(circuit);
+    let domain = rows.max(1).next_power_of_two();
+    memory::ensure_fits(
+        command,
+        memory::BASE + file + memory::proof_bytes(domain, vars),
+        file,
+        &format!(
+            "{} of parameters and {circuit}'s {} rows",
+            memory::size(file),
+            memory::rows_text(rows)
+        ),
+    )
+}
+
+/// Names the namespace path of an unsatisfied row by synthesizing the circuit
+/// again, this time tracking names (only once a row has failed: proving itself
+/// never pays for names).
+fn name_unsatisfied(e: Error, circuit: impl FnOnce() -> fault::CliCircuit) -> Error {
+    match e {
+        Error::Unsatisfied { row, path: None } => {
+            let path = synthesis::synthesize_with_names(circuit())
+                .ok()
+                .and_then(|(_, names)| names.get(row).cloned())
+                .filter(|p| !p.is_empty());
+            Error::Unsatisfied { row, path }
+        }
+        e => e,
+    }
+}
+
 fn prove(args: ProveArgs) -> Result<()> {
-    let stage = Stage::start(&format!("reading {}", args.params.display()));
-    let params = Arc::new(Parameters::read_file(&args.params, !args.trust_params)?);
-    stage.finish();
+    let started = Instant::now();
+    // Everything that can fail fast fails before the parameters are read.
+    let proof_out = Output::check(&args.proof, "--proof")?;
+    let inputs_out = Output::check(&args.inputs, "--inputs")?;
+    output::check_distinct(
+        &[("--proof", &proof_out), ("--inputs", &inputs_out)],
+        &[("--params", &args.params)],
+    )?;
+    check_prove_memory(
+        &format!("prove --circuit {}", args.circuit),
+        &args.params,
+        &args.circuit,
+    )?;
     let backend = open_backend_with(args.backend, backend_flags::backend_options())?;
+    // The parameters' lengths against the circuit: milliseconds, before the read.
+    let lengths = params::lengths(&args.params)?;
+    let circuit = fault::instance(&args.circuit, args.witness_seed);
+    let public_inputs = circuit.public_inputs();
+    let t = Instant::now();
+    let asg = synthesis::synthesize(circuit)?;
+    let synthesis_s = t.elapsed().as_secs_f64();
+    lengths
+        .check_shape(&asg.shape())
+        .with_context(|| args.params.display().to_string())?;
+    let (params, loaded) = params::load(&args.params, args.trust_params)?;
+    let params = Arc::new(params);
     let prover = Prover::with_placement(backend, params.clone(), &backend_flags::placement())?
         .with_options(ProveOptions {
             check_witness: args.check,
         });
-    let circuit = args.circuit.instance(args.witness_seed);
-    let public_inputs = circuit.public_inputs();
     let (r, s) = match args.seed {
         Some(seed) => {
             groth16::draw_randomness(1, &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed))
@@ -334,28 +545,24 @@ fn prove(args: ProveArgs) -> Result<()> {
         prover.backend().name()
     ));
     let t = Instant::now();
-    let proof = match prover.prove(circuit, r[0], s[0]) {
-        Err(Error::Unsatisfied { row, path: None }) => {
-            // Name the row: synthesize again, this time tracking namespaces.
-            let (_, names) =
-                synthesis::synthesize_with_names(args.circuit.instance(args.witness_seed))?;
-            return Err(Error::Unsatisfied {
-                row,
-                path: names.get(row).cloned(),
-            }
-            .into());
-        }
-        other => other?,
-    };
+    let proof = prover
+        .prove_assignments(vec![asg], &r, &s)
+        .map(|mut p| p.remove(0))
+        .map_err(|e| name_unsatisfied(e, || fault::instance(&args.circuit, args.witness_seed)))?;
+    let prove_s = synthesis_s + t.elapsed().as_secs_f64();
     stage.finish();
-    std::fs::write(&args.proof, proof.to_bytes()).map_err(|e| Error::io(&args.proof, e))?;
-    PublicInputsFile::new(&args.circuit, &public_inputs, args.seed.is_some())
-        .write(&args.inputs)?;
+    let inputs_file = PublicInputsFile::new(&args.circuit, &public_inputs, args.seed.is_some());
+    output::commit(vec![
+        proof_out.stage(|w| Ok(w.write_all(&proof.to_bytes())?))?,
+        inputs_out.stage(|w| inputs_file.write_to(w))?,
+    ])?;
     println!(
-        "proved {} on {} in {:.3} s: proof {}, public inputs {}{}",
+        "proved {} on {} in {:.3} s ({}; {:.1} s in all): proof {}, public inputs {}{}",
         args.circuit,
         prover.backend().name(),
-        t.elapsed().as_secs_f64(),
+        prove_s,
+        loaded.summary(),
+        started.elapsed().as_secs_f64(),
         args.proof.display(),
         args.inputs.display(),
         if args.seed.is_some() {
@@ -373,14 +580,27 @@ fn verify(
     proof: PathBuf,
     inputs: PathBuf,
 ) -> Result<()> {
-    let vk = match (params, vk) {
-        (_, Some(path)) => groth16::VerifyingKey::read_file(&path)?,
-        (Some(path), None) => Parameters::read_file(&path, true)?.vk,
+    let (vk, key_path) = match (params, vk) {
+        (_, Some(path)) => (params::load_vk_file(&path)?, path),
+        (Some(path), None) => (params::load_vk(&path)?, path),
         (None, None) => bail!("give --params or --vk"),
     };
     let bytes = std::fs::read(&proof).map_err(|e| Error::io(&proof, e))?;
     let proof_value = Proof::from_bytes(&bytes).with_context(|| proof.display().to_string())?;
-    let public = PublicInputsFile::read(&inputs)?;
+    let (public, circuit) = PublicInputsFile::read_with_circuit(&inputs)?;
+    let expected = vk.ic.len() - 1;
+    if public.len() != expected {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        bail!(
+            "{} belongs to a circuit with {expected} public input{}, but {} holds {} ({}): \
+             the key and the proof are of different circuits",
+            key_path.display(),
+            plural(expected),
+            inputs.display(),
+            public.len(),
+            circuit.map_or_else(|| "unknown circuit".to_string(), |c| format!("for {c}")),
+        );
+    }
     let pvk = groth16::prepare_verifying_key(&vk);
     if groth16::verify_proof(&pvk, &proof_value, &public)? {
         println!(
@@ -408,6 +628,7 @@ fn devices() -> Result<()> {
 }
 
 fn demo(circuit: CircuitSpec, backend: BackendKind) -> Result<()> {
+    check_setup_memory(&format!("demo --circuit {circuit}"), &circuit)?;
     let backend = open_backend_with(backend, backend_flags::backend_options())?;
     println!(
         "crossgroth demo: {circuit} on the {} backend ({})",
@@ -450,4 +671,33 @@ fn demo(circuit: CircuitSpec, backend: BackendKind) -> Result<()> {
     }
     println!("  proof: {}", hex::encode(proof.to_bytes()));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every argument of every subcommand says what it does in `--help`.
+    #[test]
+    fn every_argument_has_help() {
+        let cmd = Cli::command();
+        for sub in cmd.get_subcommands() {
+            for arg in sub.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                assert!(
+                    arg.get_help().is_some(),
+                    "{} --{id} has no help text",
+                    sub.get_name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
 }

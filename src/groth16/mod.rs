@@ -11,7 +11,7 @@ pub mod steps;
 mod verifier;
 
 pub use generator::{generate_random_parameters, SetupProgress};
-pub use params::{Parameters, VerifyingKey};
+pub use params::{Digest, Parameters, ParamsLengths, ReadReport, SubgroupChecks, VerifyingKey};
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{
     create_proof, create_proof_batch, create_random_proof, create_random_proof_batch,

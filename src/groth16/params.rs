@@ -2,10 +2,17 @@
 //! check bellperson makes plus the ones it does not: exact lengths against the
 //! circuit, no trailing bytes, length fields bounded by the file before anything is
 //! allocated, and parallel subgroup checks.
+//!
+//! The subgroup checks are nearly all of a read's time (on 2 cores: about 0.6 µs to
+//! decode a point, 75 µs to check a G1 point's subgroup, 95 µs a G2 point's), so
+//! [`Parameters::read_file_with`] can skip them for a file whose SHA-256 digest is
+//! known to have passed them, and [`VerifyingKey::read_params_file`] reads the
+//! verifying key at the head of a parameter file without decoding the rest.
 
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 use group::prime::PrimeCurveAffine;
 use rayon::prelude::*;
@@ -55,11 +62,16 @@ struct PointRules {
     identity_allowed: bool,
 }
 
-trait Point: Sized + Send + Sync + Copy {
+trait Point: Sized + Send + Sync + Copy + Default {
     const BYTES: usize;
     fn decode(bytes: &[u8], rules: PointRules) -> std::result::Result<Self, &'static str>;
-    fn encode(&self) -> Vec<u8>;
+    fn encode_into(&self, out: &mut Vec<u8>);
+    /// In the prime-order subgroup (the identity is).
+    fn in_subgroup(&self) -> bool;
 }
+
+/// Points per parallel task when decoding, checking and encoding.
+const CHUNK: usize = 1 << 10;
 
 macro_rules! impl_point {
     ($ty:ty, $n:expr) => {
@@ -78,8 +90,11 @@ macro_rules! impl_point {
                 }
                 Ok(p)
             }
-            fn encode(&self) -> Vec<u8> {
-                self.to_uncompressed().as_ref().to_vec()
+            fn encode_into(&self, out: &mut Vec<u8>) {
+                out.extend_from_slice(self.to_uncompressed().as_ref());
+            }
+            fn in_subgroup(&self) -> bool {
+                bool::from(self.is_identity()) || bool::from(self.is_torsion_free())
             }
         }
     };
@@ -124,18 +139,142 @@ impl<'a> Reader<'a> {
         }
         let start = self.pos;
         let body = self.take(len * P::BYTES, what)?;
-        body.par_chunks(P::BYTES)
+        // Decoded in chunks straight into place; the first bad point (by index) is named.
+        let mut out = vec![P::default(); len];
+        let bad = out
+            .par_chunks_mut(CHUNK)
+            .zip(body.par_chunks(CHUNK * P::BYTES))
             .enumerate()
-            .map(|(i, chunk)| {
-                P::decode(chunk, rules).map_err(|e| {
-                    Error::ParamsFormat(format!(
-                        "{what}[{i}] at offset {} is {e}",
-                        start + i * P::BYTES
-                    ))
-                })
-            })
-            .collect()
+            .find_map_first(|(c, (slots, bytes))| {
+                slots
+                    .iter_mut()
+                    .zip(bytes.chunks_exact(P::BYTES))
+                    .enumerate()
+                    .find_map(|(k, (slot, b))| match P::decode(b, rules) {
+                        Ok(p) => {
+                            *slot = p;
+                            None
+                        }
+                        Err(e) => Some((c * CHUNK + k, e)),
+                    })
+            });
+        match bad {
+            Some((i, e)) => Err(Error::ParamsFormat(format!(
+                "{what}[{i}] at offset {} is {e}",
+                start + i * P::BYTES
+            ))),
+            None => Ok(out),
+        }
     }
+
+    /// Steps over a vector, checking only that its length field fits the file;
+    /// returns the length.
+    fn skip_vector<P: Point>(&mut self, what: &str) -> Result<usize> {
+        let at = self.pos;
+        let len = u32::from_be_bytes(
+            self.take(4, &format!("the length of {what}"))?
+                .try_into()
+                .unwrap(),
+        ) as usize;
+        let rest = self.bytes.len() - self.pos;
+        let needed = len as u128 * P::BYTES as u128;
+        if needed > rest as u128 {
+            return Err(Error::ParamsFormat(format!(
+                "{what}: the length field at offset {at} says {len} points ({needed} bytes), only {rest} bytes remain"
+            )));
+        }
+        self.pos += len * P::BYTES;
+        Ok(len)
+    }
+}
+
+/// Index of the first point outside the prime-order subgroup, if any (parallel).
+fn first_outside_subgroup<P: Point>(points: &[P]) -> Option<usize> {
+    points
+        .par_chunks(CHUNK)
+        .enumerate()
+        .find_map_first(|(c, chunk)| {
+            chunk
+                .iter()
+                .position(|p| !p.in_subgroup())
+                .map(|k| c * CHUNK + k)
+        })
+}
+
+/// A file's bytes: memory-mapped when it is a regular file (paged in as it is
+/// decoded instead of copied first), read whole otherwise (a pipe).
+enum FileBytes {
+    Map(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Map(m) => m,
+            FileBytes::Owned(v) => v,
+        }
+    }
+}
+
+fn file_bytes(path: &Path) -> Result<FileBytes> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if meta.is_dir() {
+        return Err(Error::io(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "is a directory, not a file",
+            ),
+        ));
+    }
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    if meta.is_file() && meta.len() > 0 {
+        // SAFETY: the map is read-only and dropped before the reading function
+        // returns; a concurrent truncation of the file is the caller's to avoid.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        Ok(FileBytes::Map(map))
+    } else {
+        let mut v = Vec::new();
+        file.read_to_end(&mut v).map_err(|e| Error::io(path, e))?;
+        Ok(FileBytes::Owned(v))
+    }
+}
+
+/// The SHA-256 digest of a parameter file, as [`Parameters::read_file_with`] gives it.
+pub type Digest = [u8; 32];
+
+fn sha256(bytes: &[u8]) -> Digest {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes).into()
+}
+
+/// Which points of a parameter file [`Parameters::read_file_with`] checks for
+/// membership of the prime-order subgroup. The verifying key's points are always
+/// checked, and every point's encoding, curve equation and identity rules.
+pub enum SubgroupChecks<'a> {
+    /// Every query point (bellperson's checked mode).
+    All,
+    /// None of the query points (bellperson's unchecked mode), for a trusted file.
+    None,
+    /// Every query point, unless `known` says that a file with this SHA-256 digest
+    /// passed them before.
+    UnlessKnown(&'a (dyn Fn(&Digest) -> bool + Sync)),
+}
+
+/// What reading a parameter file did, and how long each part took.
+#[derive(Clone, Debug)]
+pub struct ReadReport {
+    pub bytes: usize,
+    /// The file's SHA-256 digest (computed beside the decoding); None when no
+    /// subgroup checks were asked for.
+    pub digest: Option<Digest>,
+    /// Seconds to decode every point (encoding, curve and identity checks) and to
+    /// digest the file.
+    pub decode_s: f64,
+    /// Seconds of subgroup checks; None when they were skipped.
+    pub subgroup_s: Option<f64>,
 }
 
 const VK_POINT: PointRules = PointRules {
@@ -188,29 +327,85 @@ impl VerifyingKey {
             Error::ParamsFormat(m) => Error::VerifyingKey(m),
             e => e,
         })?;
-        r.finish().map_err(|e| Error::VerifyingKey(e.to_string()))?;
+        let rest = bytes.len() - r.pos;
+        if rest != 0 {
+            let whole = if Self::from_params_bytes(bytes).is_ok() {
+                ": this is a whole parameter file, not a key alone"
+            } else {
+                ""
+            };
+            return Err(Error::VerifyingKey(format!(
+                "{rest} trailing bytes after the IC query (offset {}){whole}",
+                r.pos
+            )));
+        }
         Ok(vk)
     }
 
     pub fn read_file(path: &Path) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        Self::from_bytes(&bytes)
+        Self::from_bytes(&file_bytes(path)?)
+    }
+
+    /// The verifying key at the head of a parameter file (bellperson's format puts
+    /// it first), without decoding the query vectors: their length fields are still
+    /// checked against the file's size, so a truncated or padded file is refused.
+    pub fn from_params_bytes(bytes: &[u8]) -> Result<Self> {
+        Ok(Self::head(bytes)?.0)
+    }
+
+    /// The verifying key and the vectors' lengths of a parameter file, decoding
+    /// only the key.
+    fn head(bytes: &[u8]) -> Result<(Self, ParamsLengths)> {
+        let mut r = Reader {
+            bytes,
+            pos: 0,
+            checked: true,
+        };
+        let vk = Self::parse(&mut r)?;
+        let mut len = [0usize; 4];
+        for (what, n) in ["h", "l", "a", "b_g1"].into_iter().zip(&mut len) {
+            *n = r.skip_vector::<G1Affine>(what)?;
+        }
+        let b_g2 = r.skip_vector::<G2Affine>("b_g2")?;
+        r.finish()?;
+        let lengths = ParamsLengths {
+            ic: vk.ic.len(),
+            h: len[0],
+            l: len[1],
+            a: len[2],
+            b_g1: len[3],
+            b_g2,
+        };
+        Ok((vk, lengths))
+    }
+
+    /// [`VerifyingKey::from_params_bytes`] of a file: milliseconds, where reading
+    /// the whole parameter set would check every point.
+    pub fn read_params_file(path: &Path) -> Result<Self> {
+        Self::from_params_bytes(&file_bytes(path)?)
     }
 
     pub fn write<W: Write>(&self, mut w: W) -> Result<()> {
+        let mut out = Vec::with_capacity(96 * 4 + 192 * 4 + 96 * self.ic.len());
         for p in [&self.alpha_g1, &self.beta_g1] {
-            w.write_all(&p.encode())?;
+            p.encode_into(&mut out);
         }
         for p in [&self.beta_g2, &self.gamma_g2] {
-            w.write_all(&p.encode())?;
+            p.encode_into(&mut out);
         }
-        w.write_all(&self.delta_g1.encode())?;
-        w.write_all(&self.delta_g2.encode())?;
-        w.write_all(&(self.ic.len() as u32).to_be_bytes())?;
+        self.delta_g1.encode_into(&mut out);
+        self.delta_g2.encode_into(&mut out);
+        out.extend_from_slice(&(self.ic.len() as u32).to_be_bytes());
         for p in &self.ic {
-            w.write_all(&p.encode())?;
+            p.encode_into(&mut out);
         }
+        w.write_all(&out)?;
         Ok(())
+    }
+
+    /// Bytes of the key in the file format.
+    fn encoded_len(&self) -> usize {
+        G1_BYTES * 3 + G2_BYTES * 3 + 4 + G1_BYTES * self.ic.len()
     }
 }
 
@@ -265,22 +460,85 @@ impl Parameters {
     }
 
     /// Reads a parameter file through a memory map, so a large file is paged in as
-    /// it is decoded instead of being copied first.
+    /// it is decoded instead of being copied first (a pipe is read whole).
     pub fn read_file(path: &Path, checked: bool) -> Result<Self> {
-        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        // SAFETY: the map is read-only and dropped before this function returns; a
-        // concurrent truncation of the file is the caller's to avoid.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
-        Self::from_bytes(&map, checked)
+        Self::from_bytes(&file_bytes(path)?, checked)
+    }
+
+    /// Reads a parameter file with the subgroup checks `checks` asks for, and says
+    /// what that took. The file is digested (SHA-256) while it is decoded, so that a
+    /// caller can remember which files passed the checks.
+    pub fn read_file_with(path: &Path, checks: SubgroupChecks<'_>) -> Result<(Self, ReadReport)> {
+        let bytes = file_bytes(path)?;
+        let t = Instant::now();
+        let want_digest = !matches!(checks, SubgroupChecks::None);
+        let (digest, params) = rayon::join(
+            || want_digest.then(|| sha256(&bytes)),
+            || Self::from_bytes(&bytes, false),
+        );
+        let params = params?;
+        let decode_s = t.elapsed().as_secs_f64();
+        let check = match checks {
+            SubgroupChecks::All => true,
+            SubgroupChecks::None => false,
+            SubgroupChecks::UnlessKnown(known) => !digest.as_ref().is_some_and(known),
+        };
+        let subgroup_s = if check {
+            let t = Instant::now();
+            params.check_subgroups()?;
+            Some(t.elapsed().as_secs_f64())
+        } else {
+            None
+        };
+        Ok((
+            params,
+            ReadReport {
+                bytes: bytes.len(),
+                digest,
+                decode_s,
+                subgroup_s,
+            },
+        ))
+    }
+
+    /// Checks that every query point is in the prime-order subgroup (in parallel;
+    /// the verifying key's points are checked whenever a key is read).
+    pub fn check_subgroups(&self) -> Result<()> {
+        let mut offset = self.vk.encoded_len();
+        macro_rules! check {
+            ($($name:ident: $ty:ty),*) => {$(
+                if let Some(i) = first_outside_subgroup::<$ty>(&self.$name) {
+                    return Err(Error::ParamsFormat(format!(
+                        "{}[{i}] at offset {} is not in the prime-order subgroup",
+                        stringify!($name),
+                        offset + 4 + i * <$ty as Point>::BYTES
+                    )));
+                }
+                offset += 4 + self.$name.len() * <$ty as Point>::BYTES;
+            )*};
+        }
+        check!(h: G1Affine, l: G1Affine, a: G1Affine, b_g1: G1Affine, b_g2: G2Affine);
+        let _ = offset;
+        Ok(())
     }
 
     pub fn write<W: Write>(&self, mut w: W) -> Result<()> {
         self.vk.write(&mut w)?;
+        // Encoded in parallel a few chunks at a time, so that memory stays bounded.
         fn vector<W: Write, P: Point>(w: &mut W, v: &[P]) -> Result<()> {
             w.write_all(&(v.len() as u32).to_be_bytes())?;
-            let encoded: Vec<Vec<u8>> = v.par_iter().map(|p| p.encode()).collect();
-            for e in encoded {
-                w.write_all(&e)?;
+            for group in v.chunks(CHUNK * 64) {
+                let encoded: Vec<Vec<u8>> = group
+                    .par_chunks(CHUNK)
+                    .map(|c| {
+                        let mut out = Vec::with_capacity(c.len() * P::BYTES);
+                        c.iter().for_each(|p| p.encode_into(&mut out));
+                        out
+                    })
+                    .collect();
+                for e in encoded {
+                    w.write_all(&e)?;
+                }
             }
             Ok(())
         }
@@ -292,28 +550,84 @@ impl Parameters {
         Ok(())
     }
 
+    /// Writes the file whole or not at all: to a temporary file beside `path`,
+    /// flushed to disk, then renamed over `path`.
     pub fn write_file(&self, path: &Path) -> Result<()> {
-        let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-        let mut w = std::io::BufWriter::new(file);
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".crossgroth-params.tmp-");
+        // As `File::create` would make it: 0666 less the umask.
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let tmp = builder.tempfile_in(dir).map_err(|e| Error::io(path, e))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
         self.write(&mut w)?;
-        w.flush().map_err(|e| Error::io(path, e))
+        w.flush().map_err(|e| Error::io(path, e))?;
+        drop(w);
+        tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
+        tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+        Ok(())
     }
 
     /// Checks every length against the circuit at hand (bellperson checks none).
     pub fn check_shape(&self, shape: &Shape) -> Result<()> {
+        self.lengths().check_shape(shape)
+    }
+
+    /// The vectors' lengths.
+    pub fn lengths(&self) -> ParamsLengths {
+        ParamsLengths {
+            ic: self.vk.ic.len(),
+            h: self.h.len(),
+            l: self.l.len(),
+            a: self.a.len(),
+            b_g1: self.b_g1.len(),
+            b_g2: self.b_g2.len(),
+        }
+    }
+
+    /// Bytes the query vectors occupy in memory.
+    pub fn heap_bytes(&self) -> usize {
+        (self.h.len() + self.l.len() + self.a.len() + self.b_g1.len())
+            * std::mem::size_of::<G1Affine>()
+            + self.b_g2.len() * std::mem::size_of::<G2Affine>()
+    }
+}
+
+/// The lengths of a parameter set's vectors: all that the shape check needs, and
+/// readable from a file without decoding its points ([`ParamsLengths::read_file`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamsLengths {
+    pub ic: usize,
+    pub h: usize,
+    pub l: usize,
+    pub a: usize,
+    pub b_g1: usize,
+    pub b_g2: usize,
+}
+
+impl ParamsLengths {
+    /// The lengths of a parameter file's vectors, checked against the file's size;
+    /// only the verifying key is decoded. Milliseconds, so a command can check the
+    /// parameters against its circuit before it spends time reading them.
+    pub fn read_file(path: &Path) -> Result<Self> {
+        Ok(VerifyingKey::head(&file_bytes(path)?)?.1)
+    }
+
+    /// Checks every length against the circuit at hand.
+    pub fn check_shape(&self, shape: &Shape) -> Result<()> {
         let m = 1usize << shape.log_domain()?;
         let b = shape.b_input_density.count() + shape.b_aux_density.count();
         let expected = [
-            ("vk.ic", shape.num_inputs, self.vk.ic.len()),
-            ("h", m - 1, self.h.len()),
-            ("l", shape.num_aux, self.l.len()),
-            (
-                "a",
-                shape.num_inputs + shape.a_aux_density.count(),
-                self.a.len(),
-            ),
-            ("b_g1", b, self.b_g1.len()),
-            ("b_g2", b, self.b_g2.len()),
+            ("vk.ic", shape.num_inputs, self.ic),
+            ("h", m - 1, self.h),
+            ("l", shape.num_aux, self.l),
+            ("a", shape.num_inputs + shape.a_aux_density.count(), self.a),
+            ("b_g1", b, self.b_g1),
+            ("b_g2", b, self.b_g2),
         ];
         for (vector, expected, found) in expected {
             if expected != found {
@@ -325,12 +639,5 @@ impl Parameters {
             }
         }
         Ok(())
-    }
-
-    /// Bytes the query vectors occupy in memory.
-    pub fn heap_bytes(&self) -> usize {
-        (self.h.len() + self.l.len() + self.a.len() + self.b_g1.len())
-            * std::mem::size_of::<G1Affine>()
-            + self.b_g2.len() * std::mem::size_of::<G2Affine>()
     }
 }
