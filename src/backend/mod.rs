@@ -11,6 +11,8 @@ mod group;
 mod select;
 pub mod simulated;
 
+use std::sync::Arc;
+
 use crate::density::Density;
 use crate::error::{Error, Result};
 use crate::Scalar;
@@ -166,8 +168,6 @@ pub trait Msm {
     fn msm<C: MsmGroup>(&self, bases: &Bases<C>, inputs: &[MsmInput<'_>])
         -> Result<Vec<C::Output>>;
 }
-
-use std::sync::Arc;
 
 impl<B: Backend + ?Sized> Msm for B {
     fn prepare_bases<C: MsmGroup>(

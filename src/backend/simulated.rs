@@ -231,17 +231,14 @@ impl Backend for SimulatedDevice {
             BasesRef::G2(b) => (&b.device, Arc::as_ptr(&b.host) as usize),
         };
         self.check_binding(device)?;
-        let mut key = digest(&[], &[host]);
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        host.hash(&mut h);
         for i in inputs {
-            let words: Vec<usize> = i
-                .density
-                .map(|d| d.words().iter().map(|w| *w as usize).collect())
-                .unwrap_or_default();
-            key ^= digest(&[i.scalars], &[i.base_offset, words.len()])
-                .rotate_left(7)
-                .wrapping_add(digest(&[], &words));
-            key = key.rotate_left(13);
+            i.base_offset.hash(&mut h);
+            i.density.map(|d| d.words()).hash(&mut h);
+            digest(&[i.scalars], &[]).hash(&mut h);
         }
+        let key = h.finish();
         if let Some(s) = self.msm_cache.lock().unwrap().get(&key) {
             return Ok(s.clone());
         }

@@ -123,7 +123,8 @@ impl<'a> Reader<'a> {
             .map_err(|e| Error::ParamsFormat(format!("{what} at offset {at} is {e}")))
     }
 
-    fn vector<P: Point>(&mut self, what: &str, rules: PointRules) -> Result<Vec<P>> {
+    /// A vector's length field, checked against the bytes that remain.
+    fn length_field<P: Point>(&mut self, what: &str) -> Result<usize> {
         let at = self.pos;
         let len = u32::from_be_bytes(
             self.take(4, &format!("the length of {what}"))?
@@ -137,6 +138,11 @@ impl<'a> Reader<'a> {
                 "{what}: the length field at offset {at} says {len} points ({needed} bytes), only {rest} bytes remain"
             )));
         }
+        Ok(len)
+    }
+
+    fn vector<P: Point>(&mut self, what: &str, rules: PointRules) -> Result<Vec<P>> {
+        let len = self.length_field::<P>(what)?;
         let start = self.pos;
         let body = self.take(len * P::BYTES, what)?;
         // Decoded in chunks straight into place; the first bad point (by index) is named.
@@ -170,19 +176,7 @@ impl<'a> Reader<'a> {
     /// Steps over a vector, checking only that its length field fits the file;
     /// returns the length.
     fn skip_vector<P: Point>(&mut self, what: &str) -> Result<usize> {
-        let at = self.pos;
-        let len = u32::from_be_bytes(
-            self.take(4, &format!("the length of {what}"))?
-                .try_into()
-                .unwrap(),
-        ) as usize;
-        let rest = self.bytes.len() - self.pos;
-        let needed = len as u128 * P::BYTES as u128;
-        if needed > rest as u128 {
-            return Err(Error::ParamsFormat(format!(
-                "{what}: the length field at offset {at} says {len} points ({needed} bytes), only {rest} bytes remain"
-            )));
-        }
+        let len = self.length_field::<P>(what)?;
         self.pos += len * P::BYTES;
         Ok(len)
     }
