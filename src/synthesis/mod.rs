@@ -12,6 +12,7 @@ mod prover_cs;
 mod recorded;
 
 pub use check::check_witness;
+use prover_cs::NamedSynthesis;
 pub use prover_cs::ProvingSystem;
 pub(crate) use recorded::{Csr, Var};
 pub use recorded::{RecordedShape, ShapeRecorder, WitnessSystem};
@@ -166,14 +167,19 @@ pub(crate) fn guard_panics<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
 /// the IC query fully dense.
 pub(crate) fn enforce_input_rows<CS: ConstraintSystem<Scalar>>(cs: &mut CS, num_inputs: usize) {
     for i in 0..num_inputs {
-        cs.enforce(|| "", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
+        cs.enforce(
+            || format!("input {i} · 0 = 0"),
+            |lc| lc + Variable(Index::Input(i)),
+            |lc| lc,
+            |lc| lc,
+        );
     }
 }
 
 /// Synthesizes one circuit directly, with bellperson's semantics.
 pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Assignment> {
     guard_panics(|| {
-        let mut cs = ProvingSystem::new();
+        let mut cs = ProvingSystem::without_names();
         cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
         circuit.synthesize(&mut cs)?;
         let n = cs.num_inputs();
@@ -183,8 +189,9 @@ pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Assignment> {
 }
 
 /// Synthesizes directly while tracking namespaces, so that an unsatisfied row can be
-/// named. Slower: used to diagnose, not to prove.
+/// named: one name per row, input rows included. Slower: used to diagnose, not to prove.
 pub fn synthesize_with_names<C: Circuit<Scalar>>(circuit: C) -> Result<(Assignment, Vec<String>)> {
+    let _named = NamedSynthesis::begin();
     guard_panics(|| {
         let mut cs = ProvingSystem::with_names();
         cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
@@ -192,7 +199,9 @@ pub fn synthesize_with_names<C: Circuit<Scalar>>(circuit: C) -> Result<(Assignme
         let n = cs.num_inputs();
         enforce_input_rows(&mut cs, n);
         let names = cs.row_names().to_vec();
-        Ok((cs.into_assignment(), names))
+        let asg = cs.into_assignment();
+        debug_assert_eq!(names.len(), asg.num_rows());
+        Ok((asg, names))
     })
 }
 

@@ -1,6 +1,9 @@
 //! The direct-mode constraint system: bellperson's `ProvingAssignment`, same
 //! semantics, with optional namespace tracking for diagnostics.
 
+use std::slice;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use ff::Field;
 
@@ -18,14 +21,55 @@ pub struct ProvingSystem {
 #[derive(Default)]
 struct Names {
     stack: Vec<String>,
+    /// One path per row: `rows.len() == asg.a.len()` always.
     rows: Vec<String>,
+    /// Systems merged by `extend` so far, which tells their rows apart.
+    extended: usize,
+}
+
+/// Named syntheses in progress, in the whole process.
+static NAMED_SYNTHESES: AtomicUsize = AtomicUsize::new(0);
+
+/// Marks a named synthesis in progress for as long as it lives (through an error or a
+/// panic too).
+pub(crate) struct NamedSynthesis(());
+
+impl NamedSynthesis {
+    pub(crate) fn begin() -> Self {
+        NAMED_SYNTHESES.fetch_add(1, Ordering::SeqCst);
+        NamedSynthesis(())
+    }
+}
+
+impl Drop for NamedSynthesis {
+    fn drop(&mut self) {
+        NAMED_SYNTHESES.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl ProvingSystem {
     pub fn with_names() -> Self {
-        let mut cs = <Self as ConstraintSystem<Scalar>>::new();
-        cs.names = Some(Names::default());
-        cs
+        ProvingSystem {
+            names: Some(Names::default()),
+            ..Self::without_names()
+        }
+    }
+
+    /// A system that never tracks names, whatever else runs: what proving uses.
+    pub(crate) fn without_names() -> Self {
+        ProvingSystem {
+            asg: Assignment {
+                a: vec![],
+                b: vec![],
+                c: vec![],
+                input: vec![],
+                aux: vec![],
+                a_aux_density: Density::new(),
+                b_input_density: Density::new(),
+                b_aux_density: Density::new(),
+            },
+            names: None,
+        }
     }
 
     pub fn num_inputs(&self) -> usize {
@@ -85,19 +129,15 @@ pub(crate) fn eval_tracked(
 impl ConstraintSystem<Scalar> for ProvingSystem {
     type Root = Self;
 
+    /// Circuits such as FallbackPoSt make sub-systems with `CS::new()` on rayon threads
+    /// and `extend` them, so these track names while any named synthesis runs (an
+    /// unnamed synthesis running meanwhile tracks names it drops, a cost accepted for
+    /// a diagnosis).
     fn new() -> Self {
-        ProvingSystem {
-            asg: Assignment {
-                a: vec![],
-                b: vec![],
-                c: vec![],
-                input: vec![],
-                aux: vec![],
-                a_aux_density: Density::new(),
-                b_input_density: Density::new(),
-                b_aux_density: Density::new(),
-            },
-            names: None,
+        if NAMED_SYNTHESES.load(Ordering::SeqCst) > 0 {
+            Self::with_names()
+        } else {
+            Self::without_names()
         }
     }
 
@@ -192,8 +232,23 @@ impl ConstraintSystem<Scalar> for ProvingSystem {
         asg.input
             .extend_from_slice(other.asg.input.get(1..).unwrap_or(&[]));
         asg.aux.extend_from_slice(&other.asg.aux);
-        if let (Some(mine), Some(theirs)) = (&mut self.names, &other.names) {
-            mine.rows.extend(theirs.rows.iter().cloned());
+        if let Some(mine) = &mut self.names {
+            // `extend_{k}` tells merged systems apart: their own namespaces may repeat.
+            let prefix = super::row_path(&mine.stack, format!("extend_{}", mine.extended));
+            mine.extended += 1;
+            match &other.names {
+                Some(theirs) => mine.rows.extend(
+                    theirs
+                        .rows
+                        .iter()
+                        .map(|r| super::row_path(slice::from_ref(&prefix), r.clone())),
+                ),
+                // Placeholders keep one name per row, so later rows keep their own names.
+                None => mine.rows.extend(
+                    (0..other.asg.a.len()).map(|j| format!("{prefix}/row {j} (name not tracked)")),
+                ),
+            }
+            debug_assert_eq!(mine.rows.len(), self.asg.a.len());
         }
     }
 }
