@@ -46,8 +46,13 @@ pub enum Error {
     #[error("circuit panicked during synthesis: {0}")]
     CircuitPanicked(String),
 
-    #[error("unsatisfied constraint: row {row}{} has a·b ≠ c", path.as_ref().map(|p| format!(" ({p})")).unwrap_or_default())]
-    Unsatisfied { row: usize, path: Option<String> },
+    /// `circuit` is the circuit's place in its batch or job, where there are several.
+    #[error("unsatisfied constraint: {}row {row}{} has a·b ≠ c", circuit.map(|k| format!("circuit {k} of the batch, ")).unwrap_or_default(), path.as_ref().map(|p| format!(" ({p})")).unwrap_or_default())]
+    Unsatisfied {
+        row: usize,
+        path: Option<String>,
+        circuit: Option<usize>,
+    },
 
     #[error("the circuit's {rows} constraint rows need a domain of 2^{log} elements; BLS12-381's scalar field supports at most 2^31")]
     DomainTooLarge { rows: usize, log: u32 },

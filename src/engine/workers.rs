@@ -159,7 +159,14 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
         };
         s.record("synthesis", &job.id, index, began);
         if let Some(row) = check_witness(&asg) {
-            s.fail(&job, Error::Unsatisfied { row, path: None });
+            s.fail(
+                &job,
+                Error::Unsatisfied {
+                    row,
+                    path: None,
+                    circuit: Some(index),
+                },
+            );
             s.dispose_assignment(asg, &charge);
             continue;
         }

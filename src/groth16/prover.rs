@@ -140,11 +140,13 @@ impl Prover {
         }
         self.prepared.params.check_shape(&shape)?;
         if self.options.check_witness {
-            for asg in &asgs {
+            let batch = asgs.len() > 1;
+            for (k, asg) in asgs.iter().enumerate() {
                 if let Some(row) = check_witness(asg) {
                     return Err(Error::Unsatisfied {
                         row,
                         path: row_name(row),
+                        circuit: batch.then_some(k),
                     });
                 }
             }

@@ -208,6 +208,18 @@ impl RecordedShape {
             .collect()
     }
 
+    /// What fixes the parameters' lengths, as [`Assignment::shape`] gives it.
+    pub fn shape(&self) -> super::Shape {
+        super::Shape {
+            num_rows: self.num_rows(),
+            num_inputs: self.num_inputs,
+            num_aux: self.num_aux,
+            a_aux_density: self.a_aux_density.clone(),
+            b_input_density: self.b_input_density.clone(),
+            b_aux_density: self.b_aux_density.clone(),
+        }
+    }
+
     pub fn num_rows(&self) -> usize {
         self.a.rows()
     }

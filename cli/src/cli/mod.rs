@@ -11,6 +11,7 @@ mod backend_flags;
 mod crosscheck;
 mod engine_run;
 mod fault;
+mod filecoin;
 mod files;
 mod memory;
 mod output;
@@ -161,6 +162,12 @@ enum Command {
     },
     /// List the backends and devices of this machine, and why any is unavailable.
     Devices,
+    /// Filecoin proofs from the inputs Curio sends (PoRep C2, WinningPoSt, WindowPoSt,
+    /// SnapDeals), verified by filecoin-proofs before they are written.
+    Filecoin {
+        #[command(subcommand)]
+        command: filecoin::FilecoinCommand,
+    },
     /// Setup, prove and verify a small SHA-256 circuit on the best backend here.
     Demo {
         #[arg(long, default_value = "sha256:64", help = CIRCUITS)]
@@ -390,6 +397,7 @@ pub fn run() -> Result<()> {
             backend,
         )),
         Command::Devices => devices(),
+        Command::Filecoin { command } => filecoin::run(command),
         Command::Demo { circuit, backend } => demo(circuit, backend),
     }
 }
@@ -491,12 +499,20 @@ fn check_prove_memory(command: &str, params: &Path, circuit: &CircuitSpec) -> Re
 /// never pays for names).
 fn name_unsatisfied(e: Error, circuit: impl FnOnce() -> fault::CliCircuit) -> Error {
     match e {
-        Error::Unsatisfied { row, path: None } => {
+        Error::Unsatisfied {
+            row,
+            path: None,
+            circuit: place,
+        } => {
             let path = synthesis::synthesize_with_names(circuit())
                 .ok()
                 .and_then(|(_, names)| names.get(row).cloned())
                 .filter(|p| !p.is_empty());
-            Error::Unsatisfied { row, path }
+            Error::Unsatisfied {
+                row,
+                path,
+                circuit: place,
+            }
         }
         e => e,
     }

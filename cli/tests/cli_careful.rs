@@ -3,6 +3,7 @@
 //! reading fast and visible, each error said once and bounded, no flag accepted
 //! and ignored, and no crash that is not an error line.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -802,7 +803,7 @@ fn a_panic_is_one_line_and_a_failure() {
     let line = error_line(&r);
     assert!(line.contains("internal error"), "{line}");
     assert!(
-        line.contains("CROSSGROTH_TEST_FAULT=panic at src/cli/fault.rs"),
+        line.contains("CROSSGROTH_TEST_FAULT=panic at cli/src/cli/fault.rs"),
         "{line}"
     );
     assert_eq!(r.err.lines().count(), 1, "{}", r.err);

@@ -217,13 +217,19 @@ fn name_failure(
     seeds: &[u64],
     recorded: Option<&RecordedShape>,
 ) -> Error {
-    let Error::Unsatisfied { row, path: None } = e else {
+    let Error::Unsatisfied {
+        row,
+        path: None,
+        circuit: place,
+    } = e
+    else {
         return e;
     };
     if let Some(name) = recorded.and_then(|r| r.row_name(row)) {
         return Error::Unsatisfied {
             row,
             path: Some(name.to_string()).filter(|p| !p.is_empty()),
+            circuit: place,
         };
     }
     for &s in seeds {
@@ -232,11 +238,16 @@ fn name_failure(
                 return Error::Unsatisfied {
                     row,
                     path: names.get(row).cloned().filter(|p| !p.is_empty()),
+                    circuit: place,
                 };
             }
         }
     }
-    Error::Unsatisfied { row, path: None }
+    Error::Unsatisfied {
+        row,
+        path: None,
+        circuit: place,
+    }
 }
 
 fn print_summary(s: &RunSummary) {

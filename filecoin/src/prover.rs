@@ -1,0 +1,228 @@
+//! Filecoin proofs as engine jobs: decode, plan, check the parameters, prove the
+//! partitions together, verify with filecoin-proofs, return its bytes.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossgroth::engine::{Engine, Job, Priority};
+use crossgroth::groth16::PROOF_BYTES;
+use crossgroth::{Error, Scalar};
+use filecoin_proofs::types::PoStType;
+
+use crate::error::{FilecoinError, Result};
+use crate::params::ParamsCache;
+use crate::plan::{Plan, ShapeBook};
+use crate::porep::PoRepRequest;
+use crate::post::PoStRequest;
+use crate::snap::SnapRequest;
+use crate::{porep, post, snap};
+
+/// One Filecoin proof to make.
+#[derive(Clone, Debug)]
+pub enum Request {
+    PoRep(PoRepRequest),
+    WinningPoSt(PoStRequest),
+    WindowPoSt(PoStRequest),
+    SnapDeals(SnapRequest),
+}
+
+impl Request {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Request::PoRep(_) => "PoRep C2",
+            Request::WinningPoSt(_) => "WinningPoSt",
+            Request::WindowPoSt(_) => "WindowPoSt",
+            Request::SnapDeals(_) => "SnapDeals",
+        }
+    }
+
+    /// The engine priority Curio gives the kind: PoSt is due within its window.
+    pub fn default_priority(&self) -> Priority {
+        match self {
+            Request::WinningPoSt(_) | Request::WindowPoSt(_) => Priority::High,
+            Request::PoRep(_) | Request::SnapDeals(_) => Priority::Normal,
+        }
+    }
+
+    fn plan(&self) -> Result<Plan> {
+        match self {
+            Request::PoRep(r) => porep::plan(r),
+            Request::WinningPoSt(r) => post::plan(r, PoStType::Winning),
+            Request::WindowPoSt(r) => post::plan(r, PoStType::Window),
+            Request::SnapDeals(r) => snap::plan(r),
+        }
+    }
+}
+
+/// How the Filecoin prover runs.
+#[derive(Clone, Debug)]
+pub struct FilecoinOptions {
+    /// Record each circuit's shape on its first proof and synthesize later proofs'
+    /// witnesses only (default on).
+    pub recorded_shapes: bool,
+}
+
+impl Default for FilecoinOptions {
+    fn default() -> Self {
+        FilecoinOptions {
+            recorded_shapes: true,
+        }
+    }
+}
+
+/// A finished proof: filecoin-proofs' bytes, verified.
+#[derive(Clone, Debug)]
+pub struct Output {
+    pub proof: Vec<u8>,
+    pub partitions: usize,
+    /// The circuit, as operators name it ("porep-2KiB").
+    pub circuit: String,
+    pub timings: Timings,
+    /// Whether this proof recorded its circuit's shape (the first of its kind).
+    pub recorded_shape: bool,
+    /// Whether the parameters were crossgroth's insecure test parameters.
+    pub insecure_params: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Timings {
+    /// Decoding the inputs and building the circuits (and recording the shape).
+    pub prepare: Duration,
+    pub params_load: Duration,
+    /// Synthesis and proving of all partitions in the engine.
+    pub prove: Duration,
+    pub verify: Duration,
+    pub total: Duration,
+}
+
+/// Proves Filecoin requests through a crossgroth engine.
+pub struct FilecoinProver {
+    engine: Arc<Engine>,
+    params: ParamsCache,
+    shapes: ShapeBook,
+    options: FilecoinOptions,
+}
+
+impl FilecoinProver {
+    pub fn new(engine: Arc<Engine>, params: ParamsCache, options: FilecoinOptions) -> Self {
+        FilecoinProver {
+            engine,
+            params,
+            shapes: ShapeBook::default(),
+            options,
+        }
+    }
+
+    pub fn params(&self) -> &ParamsCache {
+        &self.params
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// Proves `request` as job `id` (r and s from the operating system).
+    pub fn prove(&self, id: &str, request: &Request, priority: Priority) -> Result<Output> {
+        self.run(id, request, priority, None)
+    }
+
+    /// Proves with explicit r and s per partition, so that the bytes can be compared
+    /// with another prover's on the same circuits.
+    pub fn prove_with_randomness(
+        &self,
+        id: &str,
+        request: &Request,
+        r: Vec<Scalar>,
+        s: Vec<Scalar>,
+    ) -> Result<Output> {
+        self.run(id, request, request.default_priority(), Some((r, s)))
+    }
+
+    fn run(
+        &self,
+        id: &str,
+        request: &Request,
+        priority: Priority,
+        randomness: Option<(Vec<Scalar>, Vec<Scalar>)>,
+    ) -> Result<Output> {
+        let start = Instant::now();
+        let mut plan = request.plan()?;
+        // A missing file is said before any synthesis.
+        self.params.require(&plan.params)?;
+        let units = plan.units(&self.shapes, self.options.recorded_shapes)?;
+        if let Some(shape) = &units.shape {
+            self.params.check(&plan.params, &shape.shape())?;
+        }
+        let prepare = start.elapsed();
+        let (params, params_load) = self.params.load(&plan.params)?;
+        let t = Instant::now();
+        let mut job =
+            Job::from_synthesizers(id, params, units.synthesizers).with_priority(priority);
+        if let Some((r, s)) = randomness {
+            job = job.with_randomness(r, s);
+        }
+        let proofs = self
+            .engine
+            .submit(job)
+            .and_then(|h| h.wait())
+            .map_err(|e| self.explain(e, &plan, units.shape.as_deref()))?;
+        let prove = t.elapsed();
+        let mut bytes = Vec::with_capacity(proofs.len() * PROOF_BYTES);
+        for p in &proofs {
+            bytes.extend_from_slice(&p.to_bytes());
+        }
+        let t = Instant::now();
+        plan.verify(&bytes)?;
+        let verify = t.elapsed();
+        let timings = Timings {
+            prepare,
+            params_load,
+            prove,
+            verify,
+            total: start.elapsed(),
+        };
+        log::info!(
+            "crossgroth-filecoin job={id} kind={} circuit={} partitions={} prepare_ms={} params_ms={} prove_ms={} verify_ms={} total_ms={}",
+            request.kind(),
+            plan.params.label(),
+            plan.partitions,
+            timings.prepare.as_millis(),
+            timings.params_load.as_millis(),
+            timings.prove.as_millis(),
+            timings.verify.as_millis(),
+            timings.total.as_millis()
+        );
+        Ok(Output {
+            proof: bytes,
+            partitions: plan.partitions,
+            circuit: plan.params.label(),
+            timings,
+            recorded_shape: units.recorded_now,
+            insecure_params: self.params.is_insecure(&plan.params),
+        })
+    }
+
+    /// Names what an engine error is about in Filecoin's terms.
+    fn explain(
+        &self,
+        e: Error,
+        plan: &Plan,
+        shape: Option<&crossgroth::synthesis::RecordedShape>,
+    ) -> FilecoinError {
+        match e {
+            Error::Unsatisfied { row, path, circuit } => FilecoinError::Unsatisfied {
+                partition: circuit.unwrap_or(0),
+                partitions: plan.partitions,
+                row,
+                name: path
+                    .or_else(|| shape.and_then(|s| s.row_name(row)).map(str::to_string))
+                    .filter(|n| !n.is_empty()),
+            },
+            e @ Error::ParamsMismatch { .. } => FilecoinError::Params {
+                path: self.params.path(&plan.params),
+                reason: format!("does not fit the {} circuit ({e})", plan.params.label()),
+            },
+            e => FilecoinError::Proving(e),
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! Every Filecoin proof kind on a 2 KiB test sector: crossgroth's partition proofs
+//! equal bellperson's `create_proof_batch` on the same circuits, parameters and
+//! (r, s), and filecoin-proofs' verifiers accept crossgroth's whole output; on the
+//! cpu backend and on wgpu. One sector and one parameter directory serve all tests
+//! of this binary (random parameters take minutes to generate).
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use blstrs::{Bls12, Scalar};
+use crossgroth::backend::{open_backend, Backend, BackendKind};
+use crossgroth::engine::{Engine, EngineConfig};
+use crossgroth::Circuit;
+use crossgroth_filecoin::test_sector::{self, TestKind, TestSector};
+use crossgroth_filecoin::{
+    porep, post, snap, write_insecure_params, CircuitParams, FilecoinOptions, FilecoinProver,
+    ParamsCache, ProofKind, Request,
+};
+use ff::Field;
+use filecoin_proofs::constants::SectorShape2KiB;
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+
+const SIZE: u64 = 2048;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    params_dir: PathBuf,
+    sector: TestSector,
+}
+
+/// The test sector and its parameters, made once per test binary. filecoin-proofs
+/// reads its settings once per process, so they are set here before anything else.
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        // A developer may keep the parameters between runs (they take minutes).
+        let params_dir = std::env::var_os("CROSSGROTH_TEST_FILECOIN_PARAMS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| dir.path().join("params"));
+        std::fs::create_dir_all(&params_dir).unwrap();
+        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
+        std::env::set_var("FIL_PROOFS_PARENT_CACHE", dir.path().join("parents"));
+        let kinds = [TestKind::PoRep, TestKind::PoSt, TestKind::Snap];
+        let sector = test_sector::make(SIZE, &kinds, &dir.path().join("sector"), 7).unwrap();
+        for kind in ProofKind::ALL {
+            let t = std::time::Instant::now();
+            write_insecure_params(kind, SIZE, &params_dir, 11, None).unwrap();
+            eprintln!(
+                "{} parameters: {:.1} s",
+                kind.name(),
+                t.elapsed().as_secs_f64()
+            );
+        }
+        Fixture {
+            _dir: dir,
+            params_dir,
+            sector,
+        }
+    })
+}
+
+fn request(kind: ProofKind) -> Request {
+    let s = &fixture().sector;
+    match kind {
+        ProofKind::PoRep => Request::PoRep(s.porep.clone().unwrap()),
+        ProofKind::WinningPoSt => Request::WinningPoSt(s.winning.clone().unwrap()),
+        ProofKind::WindowPoSt => Request::WindowPoSt(s.window.clone().unwrap()),
+        ProofKind::SnapDeals => Request::SnapDeals(s.snap.clone().unwrap()),
+    }
+}
+
+fn prover(backend: Arc<dyn Backend>) -> FilecoinProver {
+    let f = fixture();
+    let engine = Engine::start(EngineConfig::default(), vec![backend]).unwrap();
+    FilecoinProver::new(
+        Arc::new(engine),
+        ParamsCache::open(&f.params_dir).unwrap(),
+        FilecoinOptions::default(),
+    )
+}
+
+fn rs(n: usize, seed: u64) -> (Vec<Scalar>, Vec<Scalar>) {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let r = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+    let s = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+    (r, s)
+}
+
+/// bellperson's proofs of `circuits` with the same parameter file and (r, s).
+fn bellperson_bytes<C: Circuit<Scalar> + Send>(
+    params: &CircuitParams,
+    circuits: Vec<C>,
+    r: &[Scalar],
+    s: &[Scalar],
+) -> Vec<u8> {
+    let path = fixture().params_dir.join(params.params_file());
+    let file = std::fs::File::open(&path).unwrap();
+    let bp = bellperson::groth16::Parameters::<Bls12>::read(std::io::BufReader::new(file), false)
+        .unwrap();
+    let proofs =
+        bellperson::groth16::create_proof_batch(circuits, &bp, r.to_vec(), s.to_vec()).unwrap();
+    let mut out = Vec::new();
+    for p in proofs {
+        p.write(&mut out).unwrap();
+    }
+    out
+}
+
+/// The kind's circuits, proved by bellperson.
+fn expected(kind: ProofKind, r: &[Scalar], s: &[Scalar]) -> Vec<u8> {
+    type T = SectorShape2KiB;
+    match request(kind) {
+        Request::PoRep(q) => {
+            let c = porep::request_circuits::<T>(&q).unwrap();
+            bellperson_bytes(&c.params, c.circuits, r, s)
+        }
+        Request::WinningPoSt(q) | Request::WindowPoSt(q) => {
+            let c = post::request_circuits::<T>(&q).unwrap();
+            bellperson_bytes(&c.params, c.circuits, r, s)
+        }
+        Request::SnapDeals(q) => {
+            let c = snap::request_circuits::<T>(&q).unwrap();
+            bellperson_bytes(&c.params, c.circuits, r, s)
+        }
+    }
+}
+
+fn partitions(kind: ProofKind) -> usize {
+    match kind {
+        ProofKind::PoRep => 1,
+        ProofKind::WinningPoSt | ProofKind::WindowPoSt => 1,
+        ProofKind::SnapDeals => 1,
+    }
+}
+
+/// crossgroth's output equals bellperson's and passes filecoin-proofs' verifier
+/// (the prover runs it before returning); twice, so that the second proof runs
+/// from the recorded shape.
+fn same_as_bellperson(backend: Arc<dyn Backend>, kind: ProofKind) {
+    let prover = prover(backend);
+    for (round, seed) in [(0, 1u64), (1, 2)] {
+        let (r, s) = rs(partitions(kind), seed);
+        let out = prover
+            .prove_with_randomness(
+                &format!("{kind:?}-{round}"),
+                &request(kind),
+                r.clone(),
+                s.clone(),
+            )
+            .unwrap();
+        assert_eq!(out.recorded_shape, round == 0, "{kind:?}");
+        assert!(out.insecure_params);
+        assert_eq!(out.proof, expected(kind, &r, &s), "{kind:?} round {round}");
+    }
+}
+
+#[test]
+fn cpu_porep_c2() {
+    same_as_bellperson(open_backend(BackendKind::Cpu).unwrap(), ProofKind::PoRep);
+}
+
+#[test]
+fn cpu_winning_post() {
+    same_as_bellperson(
+        open_backend(BackendKind::Cpu).unwrap(),
+        ProofKind::WinningPoSt,
+    );
+}
+
+#[test]
+fn cpu_window_post() {
+    same_as_bellperson(
+        open_backend(BackendKind::Cpu).unwrap(),
+        ProofKind::WindowPoSt,
+    );
+}
+
+#[test]
+fn cpu_snap_deals() {
+    same_as_bellperson(
+        open_backend(BackendKind::Cpu).unwrap(),
+        ProofKind::SnapDeals,
+    );
+}
+
+fn wgpu() -> Option<Arc<dyn Backend>> {
+    match open_backend(BackendKind::Wgpu) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            if std::env::var("CROSSGROTH_REQUIRE_WGPU").as_deref() == Ok("1") {
+                panic!("CROSSGROTH_REQUIRE_WGPU=1 but {e}");
+            }
+            eprintln!(
+                "SKIPPED: no wgpu adapter ({e}); set CROSSGROTH_REQUIRE_WGPU=1 to fail instead"
+            );
+            None
+        }
+    }
+}
+
+#[test]
+fn wgpu_winning_post() {
+    if let Some(b) = wgpu() {
+        same_as_bellperson(b, ProofKind::WinningPoSt);
+    }
+}
+
+#[test]
+fn wgpu_window_post() {
+    if let Some(b) = wgpu() {
+        same_as_bellperson(b, ProofKind::WindowPoSt);
+    }
+}
+
+/// The C1 output with one byte of comm_d changed: the circuit's public input no
+/// longer matches its witness, and the witness check names the partition and row.
+#[test]
+fn a_tampered_c1_output_is_refused_before_proving() {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let q = fixture().sector.porep.clone().unwrap();
+    let mut wrapper: serde_json::Value = serde_json::from_slice(&q.c1).unwrap();
+    let inner = b64.decode(wrapper["Phase1Out"].as_str().unwrap()).unwrap();
+    let mut c1: serde_json::Value = serde_json::from_slice(&inner).unwrap();
+    let byte = c1["comm_d"][5].as_u64().unwrap();
+    c1["comm_d"][5] = (byte ^ 1).into();
+    wrapper["Phase1Out"] = b64.encode(serde_json::to_vec(&c1).unwrap()).into();
+    let mut bad = q.clone();
+    bad.c1 = serde_json::to_vec(&wrapper).unwrap();
+    let prover = prover(open_backend(BackendKind::Cpu).unwrap());
+    let e = prover
+        .prove(
+            "tampered",
+            &Request::PoRep(bad),
+            crossgroth::engine::Priority::Normal,
+        )
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.starts_with("partition 0 of 1: the witness fails constraint row "),
+        "{text}"
+    );
+    assert!(text.contains(" ("), "the row is named: {text}");
+    assert!(!text.contains('\n'), "{text}");
+    // The sector-size and registered-proof claims are checked against the C1 output.
+    let mut other = q.clone();
+    other.sector_size = Some(32 << 30);
+    let text = prover
+        .prove(
+            "size",
+            &Request::PoRep(other),
+            crossgroth::engine::Priority::Normal,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        text.contains("the request's sector size 34359738368 contradicts"),
+        "{text}"
+    );
+    let mut other = q;
+    other.registered_proof = Some(8);
+    let text = prover
+        .prove(
+            "proof",
+            &Request::PoRep(other),
+            crossgroth::engine::Priority::Normal,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(text.contains("the request's registered proof 8"), "{text}");
+}
