@@ -181,7 +181,7 @@ pub fn circuits<Tree: 'static + MerkleTreeTrait>(
         .map(|(k, proof)| {
             StackedCompound::<Tree, DefaultPieceHasher>::circuit(
                 &public_inputs,
-                Default::default(),
+                (),
                 proof,
                 &compound.vanilla_params,
                 Some(k),

@@ -151,7 +151,7 @@ pub fn circuits<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         .map(|(k, p)| {
             EmptySectorUpdateCompound::<Tree>::circuit(
                 &public_inputs,
-                Default::default(),
+                (),
                 p,
                 &compound.vanilla_params,
                 Some(k),

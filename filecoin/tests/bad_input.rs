@@ -61,8 +61,7 @@ fn error(request: Request) -> String {
     let e = f
         .prover
         .prove("bad", &request, Priority::Normal)
-        .err()
-        .expect("bad input must fail")
+        .expect_err("bad input must fail")
         .to_string();
     assert!(!e.contains('\n'), "one line: {e}");
     e

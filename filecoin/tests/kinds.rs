@@ -200,6 +200,41 @@ fn wgpu() -> Option<Arc<dyn Backend>> {
     }
 }
 
+fn cuda() -> Option<Arc<dyn Backend>> {
+    match open_backend(BackendKind::Cuda) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            if std::env::var("CROSSGROTH_REQUIRE_CUDA").as_deref() == Ok("1") {
+                panic!("CROSSGROTH_REQUIRE_CUDA=1 but {e}");
+            }
+            eprintln!(
+                "SKIPPED: no CUDA device ({e}); set CROSSGROTH_REQUIRE_CUDA=1 to fail instead"
+            );
+            None
+        }
+    }
+}
+
+#[test]
+fn cuda_every_kind() {
+    if let Some(b) = cuda() {
+        for kind in ProofKind::ALL {
+            same_as_bellperson(b.clone(), kind);
+        }
+    }
+}
+
+/// PoRep and SnapDeals on lavapipe take too long for CI: checked on the GPU
+/// machine (`scripts/device/filecoin.sh` runs the ignored tests).
+#[test]
+#[ignore = "minutes on lavapipe: run on a GPU machine with --include-ignored"]
+fn wgpu_porep_c2_and_snap_deals() {
+    if let Some(b) = wgpu() {
+        same_as_bellperson(b.clone(), ProofKind::PoRep);
+        same_as_bellperson(b, ProofKind::SnapDeals);
+    }
+}
+
 #[test]
 fn wgpu_winning_post() {
     if let Some(b) = wgpu() {

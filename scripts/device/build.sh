@@ -15,12 +15,13 @@ cargo test --release --no-run --test gpu -p crossgroth-cuda 2>&1 | tee -a "$log"
 cargo test --release --no-run --test fault -p crossgroth-cuda 2>&1 | tee -a "$log"
 cargo test --release --no-run --test shaders -p crossgroth-wgpu 2>&1 | tee -a "$log"
 cargo test --release --no-run --test perf -p crossgroth-wgpu 2>&1 | tee -a "$log"
+cargo test --release --no-run --test kinds -p crossgroth-filecoin 2>&1 | tee -a "$log"
 cargo bench --no-run -p crossgroth-cuda 2>&1 | tee -a "$log"
 cargo bench --no-run --bench backends -p crossgroth 2>&1 | tee -a "$log"
 pick() { grep -o "target/release/deps/$1-[0-9a-f]*" "$log" | tail -1; }
 rm -f .device/*
 cp target/release/crossgroth .device/crossgroth
-for t in gpu_proofs gpu_fault gpu fault shaders perf cuda backends; do
+for t in gpu_proofs gpu_fault gpu fault shaders perf kinds cuda backends; do
     f=$(pick "$t") && [ -n "$f" ] && cp "$f" ".device/$t"
 done
 strip .device/*

@@ -29,6 +29,10 @@
 #             'g1_msm(_precomputed)?/2[024]$') with CROSSGROTH_CUDA_PROFILE=1,
 #             one profile line kept per eight (set other CROSSGROTH_CUDA_* knobs
 #             in the environment to compare)
+#   filecoin  every Filecoin kind at 2 KiB: the CLI on cpu, cuda and wgpu
+#             (test-sector, then each kind's command; times in filecoin-cli.txt),
+#             then tests/kinds.rs of crossgroth-filecoin with its ignored tests:
+#             cuda and wgpu proofs byte-identical to bellperson, verified
 #   unpack    only unpack the binaries into /tmp/crossgroth-bin (for commands
 #             of your own after it)
 #   all       check proofs sanitize bench matrix (more than one 10-minute call;
@@ -132,6 +136,11 @@ for phase in "${phases[@]}"; do
             awk '/ profile / { if (n++ % 8 != 1) next } !/^(Benchmarking|Warming|Collecting|Analyzing)/' |
             tee "$out/msm.txt"
         [ "${PIPESTATUS[0]}" = 0 ] || { echo "!! msm failed"; status=1; }
+        ;;
+    filecoin)
+        step filecoin-cli bash scripts/device/filecoin-cli.sh "$bin/crossgroth" /tmp/fc-sector
+        CROSSGROTH_REQUIRE_WGPU=1 CROSSGROTH_TEST_FILECOIN_PARAMS=/tmp/fc-sector/params \
+            step filecoin-kinds "$bin/kinds" --include-ignored --test-threads=1 --nocapture
         ;;
     *) echo "unknown phase $phase"; status=2 ;;
     esac
