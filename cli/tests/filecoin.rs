@@ -76,7 +76,12 @@ fn test_sector_post_commands_prove_and_verify() {
     };
     let (code, _, err) = run_printed(&bad_randomness, d);
     assert_eq!(code, 1, "{err}");
-    assert_eq!(err.trim(), "error: randomness must be 32 bytes, got 2");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(
+        errors,
+        ["error: randomness must be 32 bytes, got 2"],
+        "{err}"
+    );
     assert!(!d.join("bad.proof").exists());
 
     let (code, _, err) = crossgroth(
@@ -96,5 +101,8 @@ fn test_sector_post_commands_prove_and_verify() {
     );
     assert_eq!(code, 1, "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("the C1 output missing.json"), "{err}");
+    assert!(
+        err.starts_with("error: the C1 output missing.json"),
+        "{err}"
+    );
 }

@@ -55,12 +55,19 @@ fn fixture() -> &'static Fixture {
     })
 }
 
+/// A job id no other test uses (tests run concurrently on one engine).
+fn unique(prefix: &str) -> String {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{prefix}-{n}")
+}
+
 /// The one-line error `request` fails with.
 fn error(request: Request) -> String {
     let f = fixture();
     let e = f
         .prover
-        .prove("bad", &request, Priority::Normal)
+        .prove(&unique("bad"), &request, Priority::Normal)
         .expect_err("bad input must fail")
         .to_string();
     assert!(!e.contains('\n'), "one line: {e}");
@@ -75,7 +82,7 @@ fn winning() -> Request {
 fn still_serves() {
     let out = fixture()
         .prover
-        .prove("good", &winning(), Priority::High)
+        .prove(&unique("good"), &winning(), Priority::High)
         .unwrap();
     assert_eq!(out.proof.len(), 192);
 }
