@@ -30,20 +30,33 @@ pub struct C1Input {
     pub sector_size: Option<u64>,
 }
 
+/// The top-level keys that tell a wrapper from a bare output, read without
+/// building the document (a 32 GiB sector's C1 output is ~50 MB of JSON).
+#[derive(Deserialize)]
+struct Probe {
+    #[serde(rename = "Phase1Out")]
+    phase1_out: Option<serde::de::IgnoredAny>,
+    registered_proof: Option<serde::de::IgnoredAny>,
+    vanilla_proofs: Option<serde::de::IgnoredAny>,
+}
+
 /// Decodes Curio's C1 wrapper, or a bare `SealCommitPhase1Output` JSON.
 pub fn decode_c1(bytes: &[u8]) -> Result<C1Input> {
-    let value: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| FilecoinError::input(format!("the C1 output is not JSON: {e}")))?;
-    let is_wrapper = value.get("Phase1Out").is_some();
-    if !is_wrapper {
-        let output = phase1_output(value, "the C1 output")?;
+    let probe = |b: &[u8], what: &str| {
+        serde_json::from_slice::<serde::de::IgnoredAny>(b)
+            .map_err(|e| FilecoinError::input(format!("{what}: {e}")))?;
+        Ok(serde_json::from_slice::<Probe>(b).ok())
+    };
+    let top = probe(bytes, "the C1 output is not JSON")?;
+    if top.as_ref().is_none_or(|p| p.phase1_out.is_none()) {
+        let output = phase1_output(bytes, top, "the C1 output")?;
         return Ok(C1Input {
             output,
             sector_number: None,
             sector_size: None,
         });
     }
-    let w: C1Wrapper = serde_json::from_value(value).map_err(|e| {
+    let w: C1Wrapper = serde_json::from_slice(bytes).map_err(|e| {
         FilecoinError::input(format!(
             "the C1 wrapper (SectorNum, Phase1Out, SectorSize): {e}"
         ))
@@ -54,12 +67,9 @@ pub fn decode_c1(bytes: &[u8]) -> Result<C1Input> {
         .map_err(|e| {
             FilecoinError::input(format!("the C1 wrapper's Phase1Out is not base64: {e}"))
         })?;
-    let value: serde_json::Value = serde_json::from_slice(&inner).map_err(|e| {
-        FilecoinError::input(format!(
-            "the C1 wrapper's Phase1Out does not hold JSON: {e}"
-        ))
-    })?;
-    let output = phase1_output(value, "the C1 wrapper's Phase1Out")?;
+    let what = "the C1 wrapper's Phase1Out";
+    let top = probe(&inner, "the C1 wrapper's Phase1Out does not hold JSON")?;
+    let output = phase1_output(&inner, top, what)?;
     let sector_number = u64::try_from(w.sector_num).map_err(|_| {
         FilecoinError::input(format!(
             "the C1 wrapper's SectorNum {} is negative",
@@ -73,13 +83,13 @@ pub fn decode_c1(bytes: &[u8]) -> Result<C1Input> {
     })
 }
 
-fn phase1_output(value: serde_json::Value, what: &str) -> Result<SealCommitPhase1Output> {
-    if value.get("registered_proof").is_none() || value.get("vanilla_proofs").is_none() {
+fn phase1_output(bytes: &[u8], top: Option<Probe>, what: &str) -> Result<SealCommitPhase1Output> {
+    if top.is_none_or(|p| p.registered_proof.is_none() || p.vanilla_proofs.is_none()) {
         return Err(FilecoinError::input(format!(
             "{what} is not a SealCommitPhase1Output (no registered_proof and vanilla_proofs)"
         )));
     }
-    serde_json::from_value(value).map_err(|e| {
+    serde_json::from_slice(bytes).map_err(|e| {
         FilecoinError::input(format!("{what} is not a valid SealCommitPhase1Output: {e}"))
     })
 }

@@ -65,7 +65,12 @@ impl CircuitParams {
 /// A parameter directory and the sets read from it.
 pub struct ParamsCache {
     dir: PathBuf,
-    loaded: Mutex<HashMap<String, Arc<Parameters>>>,
+    loaded: Mutex<HashMap<String, Loaded>>,
+}
+
+struct Loaded {
+    params: Arc<Parameters>,
+    insecure: bool,
 }
 
 impl ParamsCache {
@@ -117,7 +122,16 @@ impl ParamsCache {
     /// reading only its head: milliseconds, before gigabytes are read.
     pub fn check(&self, p: &CircuitParams, shape: &Shape) -> Result<()> {
         let path = self.path(p);
-        let lengths = ParamsLengths::read_file(&path).map_err(|e| missing_or(&path, p, e))?;
+        let loaded = self
+            .loaded
+            .lock()
+            .unwrap()
+            .get(&p.cache_id)
+            .map(|l| l.params.lengths());
+        let lengths = match loaded {
+            Some(lengths) => lengths,
+            None => ParamsLengths::read_file(&path).map_err(|e| missing_or(&path, p, e))?,
+        };
         lengths
             .check_shape(shape)
             .map_err(|e| FilecoinError::Params {
@@ -132,17 +146,21 @@ impl ParamsCache {
     /// The parameter set, read on first use (memory-mapped while it is decoded) and
     /// kept for every later proof of the circuit. Returns how long reading took.
     pub fn load(&self, p: &CircuitParams) -> Result<(Arc<Parameters>, Duration)> {
-        if let Some(params) = self.loaded.lock().unwrap().get(&p.cache_id) {
-            return Ok((params.clone(), Duration::ZERO));
+        if let Some(l) = self.loaded.lock().unwrap().get(&p.cache_id) {
+            return Ok((l.params.clone(), Duration::ZERO));
         }
         let path = self.path(p);
         let t = Instant::now();
         let params = Parameters::read_file(&path, false).map_err(|e| missing_or(&path, p, e))?;
         let params = Arc::new(params);
-        self.loaded
-            .lock()
-            .unwrap()
-            .insert(p.cache_id.clone(), params.clone());
+        let insecure = insecure_files(&self.dir).contains(&p.params_file());
+        self.loaded.lock().unwrap().insert(
+            p.cache_id.clone(),
+            Loaded {
+                params: params.clone(),
+                insecure,
+            },
+        );
         log::info!(
             "read the {} parameters {} in {:.1} s",
             p.label(),
@@ -157,7 +175,7 @@ impl ParamsCache {
         let loaded = self.loaded.lock().unwrap();
         loaded
             .iter()
-            .map(|(id, p)| (id.clone(), p.heap_bytes()))
+            .map(|(id, l)| (id.clone(), l.params.heap_bytes()))
             .collect()
     }
 
@@ -167,9 +185,10 @@ impl ParamsCache {
         self.loaded.lock().unwrap().remove(cache_id).is_some()
     }
 
-    /// Whether the directory's files were written by [`write_insecure`].
+    /// Whether a loaded set was written by [`write_insecure`] (false if not loaded).
     pub fn is_insecure(&self, p: &CircuitParams) -> bool {
-        insecure_files(&self.dir).contains(&p.params_file())
+        let loaded = self.loaded.lock().unwrap();
+        loaded.get(&p.cache_id).is_some_and(|l| l.insecure)
     }
 }
 
@@ -214,13 +233,8 @@ fn refuse_real_cache(dir: &Path) -> Result<()> {
             dir.display()
         )))
     };
-    if dir == Path::new(DEFAULT_PARAMETER_CACHE)
-        || dir.canonicalize().ok().as_deref()
-            == Path::new(DEFAULT_PARAMETER_CACHE)
-                .canonicalize()
-                .ok()
-                .as_deref()
-    {
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    if canonical(dir) == canonical(Path::new(DEFAULT_PARAMETER_CACHE)) {
         return refuse("it is filecoin-proofs' default parameter cache".into());
     }
     let ours = insecure_files(dir);

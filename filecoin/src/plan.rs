@@ -19,7 +19,7 @@ pub(crate) struct Plan {
     pub params: CircuitParams,
     pub partitions: usize,
     pub kind: &'static str,
-    units: MakeUnits,
+    units: Option<MakeUnits>,
     verify: Option<Verify>,
 }
 
@@ -56,7 +56,7 @@ impl Plan {
             params,
             partitions,
             kind: "",
-            units,
+            units: Some(units),
             verify: None,
         }
     }
@@ -72,7 +72,7 @@ impl Plan {
     }
 
     pub fn units(&mut self, book: &ShapeBook, recorded: bool) -> Result<Units> {
-        let make = std::mem::replace(&mut self.units, Box::new(|_, _| unreachable!()));
+        let make = self.units.take().expect("a plan's units are made once");
         make(book, recorded)
     }
 

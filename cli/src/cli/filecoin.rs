@@ -289,15 +289,10 @@ fn make_test_sector(kinds: &[String], size: &str, dir: &Path, seed: u64) -> Resu
         } else {
             ProofKind::WindowPoSt
         });
-        let files = p
-            .vanilla_proofs
-            .iter()
-            .enumerate()
-            .map(|(i, v)| write(dir, &format!("{name}-vanilla-{i}.bin"), v))
-            .collect::<Result<Vec<_>>>()?;
+        let files = write_vanilla(dir, name, &p.vanilla_proofs)?;
         commands.push(format!(
             "{bin} {sub} --vanilla {} --registered-proof {} --miner-id {} --randomness {} --params-dir {pd} --out {name}.proof",
-            files.join(" "),
+            files,
             p.registered_proof,
             p.miner_id,
             hex::encode(&p.randomness)
@@ -305,15 +300,10 @@ fn make_test_sector(kinds: &[String], size: &str, dir: &Path, seed: u64) -> Resu
     }
     if let Some(p) = &sector.snap {
         wanted.push(ProofKind::SnapDeals);
-        let files = p
-            .vanilla_proofs
-            .iter()
-            .enumerate()
-            .map(|(i, v)| write(dir, &format!("snap-vanilla-{i}.bin"), v))
-            .collect::<Result<Vec<_>>>()?;
+        let files = write_vanilla(dir, "snap", &p.vanilla_proofs)?;
         commands.push(format!(
             "{bin} snap-prove --vanilla {} --registered-proof {} --comm-r-old {} --comm-r-new {} --comm-d-new {} --params-dir {pd} --out snap.proof",
-            files.join(" "),
+            files,
             p.registered_proof,
             hex::encode(&p.comm_r_old),
             hex::encode(&p.comm_r_new),
@@ -329,6 +319,16 @@ fn make_test_sector(kinds: &[String], size: &str, dir: &Path, seed: u64) -> Resu
     eprintln!("done; try (also in {}):", dir.join("commands.sh").display());
     print!("{script}");
     Ok(())
+}
+
+/// `<prefix>-vanilla-<i>.bin`, one file a vanilla proof, joined for a command line.
+fn write_vanilla(dir: &Path, prefix: &str, proofs: &[Vec<u8>]) -> Result<String> {
+    let files = proofs
+        .iter()
+        .enumerate()
+        .map(|(i, v)| write(dir, &format!("{prefix}-vanilla-{i}.bin"), v))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(files.join(" "))
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<String> {
