@@ -36,10 +36,12 @@ impl Request {
         }
     }
 
-    /// The engine priority Curio gives the kind: PoSt is due within its window.
+    /// The engine priority Curio gives the kind: WinningPoSt is due within its
+    /// epoch, WindowPoSt within its deadline.
     pub fn default_priority(&self) -> Priority {
         match self {
-            Request::WinningPoSt(_) | Request::WindowPoSt(_) => Priority::High,
+            Request::WinningPoSt(_) => Priority::Critical,
+            Request::WindowPoSt(_) => Priority::High,
             Request::PoRep(_) | Request::SnapDeals(_) => Priority::Normal,
         }
     }

@@ -23,6 +23,8 @@ pub enum Priority {
     Low,
     Normal,
     High,
+    /// Ahead of everything queued (WinningPoSt, due within an epoch).
+    Critical,
 }
 
 /// A batch of circuits of one shape with their parameters: the unit of submission.

@@ -25,7 +25,7 @@ pub use stats::{DeviceSummary, RunSummary, StageSummary};
 
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -156,6 +156,26 @@ pub(crate) struct Shared {
     /// Device workers still warming their backend up (see Engine::wait_ready).
     warming: Mutex<usize>,
     warmed_cv: Condvar,
+    /// Per job id: where a caller that asked (Engine::watch) collects its stage times.
+    watches: Mutex<HashMap<String, Weak<JobStages>>>,
+}
+
+/// Seconds one job spent in each engine stage ("queue_synthesis", "synthesis",
+/// "queue_device", "g1_side", "b_g2", "assemble", "verify"), summed over its circuits.
+#[derive(Debug, Default)]
+pub struct JobStages {
+    seconds: Mutex<HashMap<String, f64>>,
+}
+
+impl JobStages {
+    /// Seconds spent in `stage` so far (0 when none).
+    pub fn seconds(&self, stage: &str) -> f64 {
+        self.seconds.lock().unwrap().get(stage).copied().unwrap_or(0.0)
+    }
+
+    pub fn snapshot(&self) -> HashMap<String, f64> {
+        self.seconds.lock().unwrap().clone()
+    }
 }
 
 /// The charge one circuit holds against the budget, from admission to its last free.
@@ -254,6 +274,10 @@ impl Shared {
         let secs = began.elapsed().as_secs_f64();
         crate::groth16::steps::log_stage(job, unit, stage, secs);
         self.stats.lock().unwrap().record(stage, began, secs);
+        let watch = self.watches.lock().unwrap().get(job).and_then(Weak::upgrade);
+        if let Some(w) = watch {
+            *w.seconds.lock().unwrap().entry(stage.to_string()).or_default() += secs;
+        }
     }
 
     fn prepared(&self, device: usize, params: &Arc<Parameters>) -> Result<Arc<PreparedParams>> {
@@ -373,6 +397,7 @@ impl Engine {
             retired: Mutex::new(vec![false; backends.len()]),
             warming: Mutex::new(backends.len()),
             warmed_cv: Condvar::new(),
+            watches: Mutex::new(HashMap::new()),
             backends,
             config,
         });
@@ -477,6 +502,16 @@ impl Engine {
             rx,
             engine: Arc::downgrade(&self.shared),
         })
+    }
+
+    /// Collects the stage times of the job `id` (submitted now or later) for as
+    /// long as the caller holds the returned value.
+    pub fn watch(&self, id: &str) -> Arc<JobStages> {
+        let stages = Arc::new(JobStages::default());
+        let mut watches = self.shared.watches.lock().unwrap();
+        watches.retain(|_, w| w.strong_count() > 0);
+        watches.insert(id.to_string(), Arc::downgrade(&stages));
+        stages
     }
 
     /// Cancels a job by id; false if no such job is in flight.

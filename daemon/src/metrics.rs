@@ -1,0 +1,174 @@
+//! Prometheus metrics: proofs by kind and status, stage durations as histograms,
+//! queue depths, memory in use and budget, loaded parameters, device busy time.
+//! Counters and histograms move as jobs finish; gauges are read at each scrape.
+
+use prometheus::{
+    CounterVec, Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntGaugeVec, Opts,
+    Registry, TextEncoder,
+};
+
+use crossgroth_filecoin::ProofKind;
+
+use crate::decode::metric_label;
+use crate::jobs::Times;
+
+pub struct Metrics {
+    registry: Registry,
+    proofs: CounterVec,
+    stage: HistogramVec,
+    queue: IntGaugeVec,
+    memory: GaugeVec,
+    srs_bytes: Gauge,
+    device_busy: GaugeVec,
+    uptime: Gauge,
+}
+
+/// Histogram bounds in seconds: WinningPoSt's fraction of a second to a 64 GiB
+/// PoRep's minutes.
+const BUCKETS: &[f64] = &[
+    0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0,
+];
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let registry = Registry::new();
+        let proofs = CounterVec::new(
+            Opts::new("crossgroth_proofs_total", "Proofs finished, by kind and status"),
+            &["proof_kind", "status"],
+        )
+        .unwrap();
+        let stage = HistogramVec::new(
+            HistogramOpts::new(
+                "crossgroth_proof_stage_seconds",
+                "Time of each stage of a completed proof (queue_wait, srs_load, synthesis, gpu, total)",
+            )
+            .buckets(BUCKETS.to_vec()),
+            &["proof_kind", "stage"],
+        )
+        .unwrap();
+        let queue = IntGaugeVec::new(
+            Opts::new(
+                "crossgroth_queue_jobs",
+                "Jobs by kind and state (pending: queued; in_progress: proving)",
+            ),
+            &["proof_kind", "state"],
+        )
+        .unwrap();
+        let memory = GaugeVec::new(
+            Opts::new(
+                "crossgroth_memory_bytes",
+                "Memory: budget, charged (to jobs in flight), resident (sampled anonymous memory)",
+            ),
+            &["what"],
+        )
+        .unwrap();
+        let srs_bytes = Gauge::new(
+            "crossgroth_srs_loaded_bytes",
+            "Bytes of parameter sets held in memory",
+        )
+        .unwrap();
+        let device_busy = GaugeVec::new(
+            Opts::new(
+                "crossgroth_device_busy_seconds_total",
+                "Time each device spent on proofs' critical paths",
+            ),
+            &["ordinal", "device"],
+        )
+        .unwrap();
+        let uptime = Gauge::new("crossgroth_uptime_seconds", "Seconds since the daemon started").unwrap();
+        for c in [
+            Box::new(proofs.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(stage.clone()),
+            Box::new(queue.clone()),
+            Box::new(memory.clone()),
+            Box::new(srs_bytes.clone()),
+            Box::new(device_busy.clone()),
+            Box::new(uptime.clone()),
+        ] {
+            registry.register(c).unwrap();
+        }
+        let m = Metrics {
+            registry,
+            proofs,
+            stage,
+            queue,
+            memory,
+            srs_bytes,
+            device_busy,
+            uptime,
+        };
+        for kind in ProofKind::ALL {
+            m.queue(kind, 0, 0);
+            for status in ["completed", "failed", "cancelled"] {
+                m.proofs.with_label_values(&[metric_label(kind), status]);
+            }
+        }
+        m
+    }
+
+    pub fn finished(&self, kind: ProofKind, status: &str, t: &Times) {
+        let k = metric_label(kind);
+        self.proofs.with_label_values(&[k, status]).inc();
+        if status == "completed" {
+            for (stage, d) in [
+                ("queue_wait", t.queue_wait),
+                ("srs_load", t.srs_load),
+                ("synthesis", t.synthesis),
+                ("gpu", t.gpu),
+                ("total", t.total),
+            ] {
+                self.stage
+                    .with_label_values(&[k, stage])
+                    .observe(d.as_secs_f64());
+            }
+        }
+    }
+
+    pub fn queue(&self, kind: ProofKind, pending: u32, in_progress: u32) {
+        let k = metric_label(kind);
+        self.queue
+            .with_label_values(&[k, "pending"])
+            .set(i64::from(pending));
+        self.queue
+            .with_label_values(&[k, "in_progress"])
+            .set(i64::from(in_progress));
+    }
+
+    /// Reads the gauges that are sampled rather than counted.
+    pub fn sample(&self, s: &Sample) {
+        self.memory.with_label_values(&["budget"]).set(s.budget as f64);
+        self.memory.with_label_values(&["charged"]).set(s.charged as f64);
+        self.memory.with_label_values(&["resident"]).set(s.resident as f64);
+        self.srs_bytes.set(s.srs_bytes as f64);
+        for (i, (name, busy)) in s.devices.iter().enumerate() {
+            self.device_busy
+                .with_label_values(&[&i.to_string(), name])
+                .set(*busy);
+        }
+        self.uptime.set(s.uptime_s);
+    }
+
+    /// The exposition text.
+    pub fn text(&self) -> String {
+        let mut buf = vec![];
+        let _ = TextEncoder::new().encode(&self.registry.gather(), &mut buf);
+        String::from_utf8(buf).unwrap_or_default()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What a scrape reads from the engine and the parameter cache.
+pub struct Sample {
+    pub budget: usize,
+    pub charged: usize,
+    pub resident: usize,
+    pub srs_bytes: usize,
+    /// Per device: its name and busy seconds.
+    pub devices: Vec<(String, f64)>,
+    pub uptime_s: f64,
+}

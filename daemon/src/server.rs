@@ -1,0 +1,365 @@
+//! Starting and stopping the daemon: the engine and parameter cache, the gRPC
+//! listener (TCP or a unix socket), the optional HTTP status page, the parameter
+//! eviction loop, and the graceful shutdown.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use crossgroth::backend::{Backend, BackendOptions};
+use crossgroth::engine::{Engine, EngineConfig};
+use crossgroth_filecoin::{FilecoinOptions, FilecoinProver, ParamsCache};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::config::{bytes_text, Config, Listen};
+use crate::jobs::{Jobs, Limits};
+use crate::metrics::Metrics;
+use crate::pb::proving_engine_server::ProvingEngineServer;
+use crate::service::{Daemon, Service};
+
+/// Where the daemon ended up listening.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Bound {
+    Tcp(SocketAddr),
+    Unix(PathBuf),
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bound::Tcp(a) => write!(f, "{a}"),
+            Bound::Unix(p) => write!(f, "unix://{}", p.display()),
+        }
+    }
+}
+
+/// A running daemon.
+pub struct Server {
+    daemon: Arc<Daemon>,
+    bound: Bound,
+    status_addr: Option<SocketAddr>,
+    stop: watch::Sender<bool>,
+    grpc: JoinHandle<Result<()>>,
+    background: Vec<JoinHandle<()>>,
+    grace: Duration,
+}
+
+/// Opens the backends the configuration names.
+pub fn open_backends(config: &Config, options: &BackendOptions) -> Result<Vec<Arc<dyn Backend>>> {
+    let devices = (!config.devices.is_empty()).then_some(config.devices.as_slice());
+    let backends = crossgroth::backend::open_backends(config.backend, devices, options)?;
+    if backends.is_empty() {
+        bail!("backend {} has no device here", config.backend);
+    }
+    Ok(backends)
+}
+
+impl Server {
+    /// Starts serving. filecoin-proofs must already read its parameters from
+    /// `config.param_cache` (FIL_PROOFS_PARAMETER_CACHE, set by the binary).
+    pub async fn start(config: Config, backends: Vec<Arc<dyn Backend>>) -> Result<Server> {
+        config.check()?;
+        let budget = config.budget.resolve()?;
+        let params = ParamsCache::open(&config.param_cache)
+            .with_context(|| format!("srs.param_cache {}", config.param_cache.display()))?;
+        let defaults = EngineConfig::default();
+        let engine_config = EngineConfig {
+            memory_budget: usize::try_from(budget).unwrap_or(usize::MAX),
+            synthesis_workers: match config.synthesis_threads {
+                0 => defaults.synthesis_workers,
+                n => n,
+            },
+            ..defaults
+        };
+        let engine = Engine::start(engine_config, backends.clone())?;
+        let prover = Arc::new(FilecoinProver::new(
+            Arc::new(engine),
+            params,
+            FilecoinOptions {
+                recorded_shapes: config.recorded_shapes,
+            },
+        ));
+        let metrics = Arc::new(Metrics::new());
+        let jobs = Jobs::new(
+            prover,
+            Limits {
+                max_queued: config.max_queued,
+                jobs_in_flight: config.jobs_in_flight,
+                keep_finished: config.keep_finished,
+                max_finished: config.max_finished,
+            },
+            metrics.clone(),
+        );
+        let daemon = Arc::new(Daemon::new(jobs, metrics, backends.clone()));
+        let (stop, stopped) = watch::channel(false);
+        let svc = ProvingEngineServer::new(Service(daemon.clone()))
+            .max_decoding_message_size(config.max_message_bytes)
+            .max_encoding_message_size(config.max_message_bytes);
+        let router = tonic::transport::Server::builder()
+            .max_concurrent_streams(Some(1024))
+            .http2_keepalive_interval(Some(Duration::from_secs(60)))
+            .add_service(svc);
+        let signal = {
+            let mut rx = stopped.clone();
+            async move {
+                let _ = rx.wait_for(|s| *s).await;
+            }
+        };
+        let (bound, grpc) = match &config.listen {
+            Listen::Tcp(addr) => {
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("cannot listen on {addr}"))?;
+                let local = listener.local_addr()?;
+                let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+                let task = tokio::spawn(async move {
+                    router
+                        .serve_with_incoming_shutdown(incoming, signal)
+                        .await
+                        .context("the gRPC server failed")
+                });
+                (Bound::Tcp(local), task)
+            }
+            Listen::Unix(path) => {
+                let listener = bind_unix(path)?;
+                let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
+                let task = tokio::spawn(async move {
+                    router
+                        .serve_with_incoming_shutdown(incoming, signal)
+                        .await
+                        .context("the gRPC server failed")
+                });
+                (Bound::Unix(path.clone()), task)
+            }
+        };
+        let mut background = vec![tokio::spawn(evict_loop(
+            daemon.clone(),
+            config.eviction_min_idle,
+            budget,
+            stopped.clone(),
+        ))];
+        let mut status_addr = None;
+        if let Some(addr) = &config.status_listen {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("daemon.status_listen: cannot listen on {addr}"))?;
+            status_addr = Some(listener.local_addr()?);
+            background.push(tokio::spawn(status_page(
+                listener,
+                daemon.clone(),
+                stopped.clone(),
+            )));
+        }
+        let names: Vec<String> = backends
+            .iter()
+            .map(|b| format!("{} {}", b.name(), b.device()))
+            .collect();
+        log::info!(
+            "crossgroth serve: cuzk.v1.ProvingEngine on {bound}; devices: {}; memory budget {}; parameters from {}{}",
+            names.join(", "),
+            bytes_text(budget),
+            config.param_cache.display(),
+            status_addr.map_or(String::new(), |a| format!("; status page http://{a}/status"))
+        );
+        Ok(Server {
+            daemon,
+            bound,
+            status_addr,
+            stop,
+            grpc,
+            background,
+            grace: config.grace_period,
+        })
+    }
+
+    pub fn bound(&self) -> &Bound {
+        &self.bound
+    }
+
+    /// The HTTP status page's address, when one is served.
+    pub fn status_addr(&self) -> Option<SocketAddr> {
+        self.status_addr
+    }
+
+    pub fn daemon(&self) -> &Arc<Daemon> {
+        &self.daemon
+    }
+
+    /// Stops: refuses new work, cancels what is queued, lets running proofs finish
+    /// within the grace period (then cancels them), and closes the listener.
+    pub async fn shutdown(self) -> Result<()> {
+        let jobs = self.daemon.jobs.clone();
+        let running = jobs.running();
+        log::info!(
+            "shutting down: {running} running job(s) may take up to {} s to finish",
+            self.grace.as_secs()
+        );
+        jobs.drain();
+        let deadline = Instant::now() + self.grace;
+        while jobs.running() > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if jobs.running() > 0 {
+            log::warn!(
+                "grace period over: cancelling {} running job(s)",
+                jobs.running()
+            );
+            jobs.cancel_running();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while jobs.running() > 0 && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+        // Replies to the finished jobs' callers go out before the listener closes.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let _ = self.stop.send(true);
+        let result = match tokio::time::timeout(Duration::from_secs(10), self.grpc).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => Err(anyhow::anyhow!("the gRPC server task failed: {e}")),
+            // Connections still open after their replies: closed with the process.
+            Err(_) => Ok(()),
+        };
+        for b in self.background {
+            b.abort();
+        }
+        if let Bound::Unix(path) = &self.bound {
+            let _ = std::fs::remove_file(path);
+        }
+        log::info!("stopped");
+        result
+    }
+}
+
+/// Binds a unix socket readable and writable by its owner only. A stale socket
+/// left by an earlier run is replaced; any other file is not.
+fn bind_unix(path: &Path) -> Result<tokio::net::UnixListener> {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_socket() {
+            bail!(
+                "cannot listen on unix://{}: a file that is not a socket is there",
+                path.display()
+            );
+        }
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            bail!(
+                "cannot listen on unix://{}: another process is serving there",
+                path.display()
+            );
+        }
+        std::fs::remove_file(path).with_context(|| format!("removing stale {}", path.display()))?;
+    }
+    // SAFETY: umask only changes the process's file-creation mask; restored below.
+    let old = unsafe { libc::umask(0o177) };
+    let bound = tokio::net::UnixListener::bind(path);
+    // SAFETY: as above.
+    unsafe { libc::umask(old) };
+    let listener = bound.with_context(|| format!("cannot listen on unix://{}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("setting permissions of {}", path.display()))?;
+    Ok(listener)
+}
+
+/// Evicts the least recently used idle parameter set while memory is needed.
+async fn evict_loop(
+    daemon: Arc<Daemon>,
+    min_idle: Duration,
+    budget: u64,
+    mut stopped: watch::Receiver<bool>,
+) {
+    let tick = (min_idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(5));
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(tick) => {}
+            _ = stopped.wait_for(|s| *s) => return,
+        }
+        let jobs = daemon.jobs.clone();
+        let prover = jobs.prover();
+        let loaded = prover.params().loaded();
+        if loaded.is_empty() {
+            continue;
+        }
+        let engine = prover.engine().status();
+        let used = engine.memory.resident.max(engine.memory.charged) as u64;
+        let pressure = engine.memory.paused || used >= budget / 10 * 9 || jobs.has_queued();
+        if !pressure {
+            continue;
+        }
+        let in_use = jobs.counts().circuits_in_use;
+        let last_used = jobs.last_used();
+        let now = Instant::now();
+        let victim = loaded
+            .iter()
+            .filter_map(|(cache_id, bytes)| {
+                let c = jobs.circuit_of(cache_id)?;
+                let last = last_used.get(&c).copied()?;
+                let idle = now.duration_since(last);
+                (!in_use.contains_key(&c) && idle >= min_idle).then_some((last, c, cache_id, *bytes))
+            })
+            .min_by_key(|v| v.0);
+        if let Some((_, c, cache_id, bytes)) = victim {
+            if prover.params().evict(cache_id) {
+                log::info!(
+                    "evicted the {} parameters ({}): idle, and memory is needed",
+                    c.id(),
+                    bytes_text(bytes as u64)
+                );
+            }
+        }
+    }
+}
+
+/// Longest HTTP request head read.
+const MAX_HTTP_HEAD: usize = 8 << 10;
+
+/// `GET /status` (JSON, as cuzk serves it) and `GET /metrics` (Prometheus text).
+async fn status_page(
+    listener: tokio::net::TcpListener,
+    daemon: Arc<Daemon>,
+    mut stopped: watch::Receiver<bool>,
+) {
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = stopped.wait_for(|s| *s) => return,
+        };
+        let Ok((mut sock, _)) = accepted else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        let daemon = daemon.clone();
+        tokio::spawn(async move {
+            let mut head = Vec::with_capacity(1024);
+            let mut buf = [0u8; 1024];
+            let read = async {
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_HTTP_HEAD {
+                    match sock.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+            };
+            if tokio::time::timeout(Duration::from_secs(5), read).await.is_err() {
+                return;
+            }
+            let line = head.split(|&b| b == b'\r').next().unwrap_or_default();
+            let (code, ctype, body) = if line.starts_with(b"GET /status") {
+                ("200 OK", "application/json", daemon.status_json())
+            } else if line.starts_with(b"GET /metrics") {
+                ("200 OK", "text/plain; version=0.0.4", daemon.metrics_text())
+            } else {
+                ("404 Not Found", "text/plain", "GET /status or /metrics\n".to_string())
+            };
+            let reply = format!(
+                "HTTP/1.1 {code}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = sock.write_all(reply.as_bytes()).await;
+            let _ = sock.shutdown().await;
+        });
+    }
+}

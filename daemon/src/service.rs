@@ -1,0 +1,372 @@
+//! The eight RPCs of `cuzk.v1.ProvingEngine` over the job table, the parameter
+//! cache and the engine.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossgroth::backend::Backend;
+use tonic::{Request, Response, Status};
+
+use crate::decode::{self, Circuit};
+use crate::jobs::{Finished, Jobs, Outcome, Phase, Refused};
+use crate::metrics::{Metrics, Sample};
+use crate::pb::{self, proving_engine_server::ProvingEngine};
+
+/// The service state shared by every connection.
+pub struct Daemon {
+    pub(crate) jobs: Arc<Jobs>,
+    pub(crate) metrics: Arc<Metrics>,
+    started: Instant,
+    backends: Vec<Arc<dyn Backend>>,
+}
+
+impl Daemon {
+    pub(crate) fn new(
+        jobs: Arc<Jobs>,
+        metrics: Arc<Metrics>,
+        backends: Vec<Arc<dyn Backend>>,
+    ) -> Daemon {
+        Daemon {
+            jobs,
+            metrics,
+            started: Instant::now(),
+            backends,
+        }
+    }
+
+    fn submit(
+        &self,
+        req: pb::SubmitProofRequest,
+    ) -> Result<(Arc<crate::jobs::Job>, u32), Status> {
+        let request_id = req.request_id.clone();
+        let decoded = decode::decode(req).map_err(|e| {
+            log::warn!(
+                "request_id={:?} refused: {e}",
+                decode::abbreviate(&request_id)
+            );
+            Status::invalid_argument(e)
+        })?;
+        self.jobs
+            .submit(request_id, decoded)
+            .map_err(|r| match r {
+                Refused::Full(m) => Status::resource_exhausted(m),
+                Refused::Draining => {
+                    Status::unavailable("the daemon is shutting down: submit to another")
+                }
+                Refused::Conflict(m) => Status::invalid_argument(m),
+            })
+    }
+
+    async fn await_job(&self, job_id: &str, timeout_ms: u64) -> Result<pb::AwaitProofResponse, Status> {
+        let job = self.jobs.get(job_id).ok_or_else(|| {
+            Status::not_found(format!(
+                "no job {:?} (unknown, or finished and forgotten)",
+                decode::abbreviate(job_id)
+            ))
+        })?;
+        let timeout = (timeout_ms != 0).then(|| Duration::from_millis(timeout_ms));
+        Ok(match job.wait(timeout).await {
+            Some(f) => reply(&job.id, &f),
+            None => pb::AwaitProofResponse {
+                job_id: job.id.clone(),
+                status: pb::await_proof_response::Status::Timeout as i32,
+                error_message: format!(
+                    "not finished after {timeout_ms} ms ({}): await again",
+                    match job.phase() {
+                        Phase::Queued => "queued",
+                        _ => "running",
+                    }
+                ),
+                ..Default::default()
+            },
+        })
+    }
+
+    /// The GetStatus reply.
+    /// The engine underneath (tests read its memory accounting).
+    pub fn engine(&self) -> &Arc<crossgroth::engine::Engine> {
+        self.jobs.prover().engine()
+    }
+
+    pub fn status(&self) -> pb::GetStatusResponse {
+        let prover = self.jobs.prover();
+        let engine = prover.engine().status();
+        let counts = self.jobs.counts();
+        let gpus = self
+            .backends
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let (free, total) = b.memory().unwrap_or((0, 0));
+                pb::GpuStatus {
+                    ordinal: i as u32,
+                    name: format!("{} {}", b.name(), b.device()),
+                    vram_total_bytes: total as u64,
+                    vram_free_bytes: free as u64,
+                    current_job_id: String::new(),
+                    current_proof_kind: String::new(),
+                }
+            })
+            .collect();
+        let loaded_srs = prover
+            .params()
+            .loaded()
+            .into_iter()
+            .map(|(cache_id, bytes)| {
+                let circuit = self.jobs.circuit_of(&cache_id);
+                pb::SrsStatus {
+                    circuit_id: circuit.map_or(cache_id, |c| c.id()),
+                    tier: pb::srs_status::Tier::Hot as i32,
+                    size_bytes: bytes as u64,
+                    ref_count: circuit
+                        .and_then(|c| counts.circuits_in_use.get(&c).copied())
+                        .unwrap_or(0),
+                }
+            })
+            .collect();
+        let queues = counts
+            .per_kind
+            .iter()
+            .map(|&(kind, pending, in_progress)| pb::QueueStatus {
+                proof_kind: decode::queue_name(kind).to_string(),
+                pending,
+                in_progress,
+            })
+            .collect();
+        pb::GetStatusResponse {
+            gpus,
+            loaded_srs,
+            queues,
+            total_proofs_completed: self.jobs.completed.load(std::sync::atomic::Ordering::Relaxed),
+            total_proofs_failed: self.jobs.failed.load(std::sync::atomic::Ordering::Relaxed),
+            uptime_seconds: self.started.elapsed().as_secs(),
+            pinned_memory_bytes: engine.memory.resident.max(engine.memory.charged) as u64,
+            pinned_memory_limit_bytes: engine.memory_budget as u64,
+        }
+    }
+
+    /// The Prometheus text, with the sampled gauges read now.
+    pub fn metrics_text(&self) -> String {
+        let prover = self.jobs.prover();
+        let engine = prover.engine().status();
+        self.metrics.sample(&Sample {
+            budget: engine.memory_budget,
+            charged: engine.memory.charged,
+            resident: engine.memory.resident,
+            srs_bytes: prover.params().loaded().values().sum(),
+            devices: engine
+                .devices
+                .iter()
+                .map(|d| (format!("{} {}", d.backend, d.device), d.busy_s))
+                .collect(),
+            uptime_s: self.started.elapsed().as_secs_f64(),
+        });
+        self.metrics.text()
+    }
+
+    /// The HTTP /status page: GetStatus as JSON, with the engine's own snapshot.
+    pub fn status_json(&self) -> String {
+        let s = self.status();
+        let engine = self.jobs.prover().engine().status();
+        let v = serde_json::json!({
+            "uptime_secs": s.uptime_seconds,
+            "gpus": s.gpus.iter().map(|g| serde_json::json!({
+                "ordinal": g.ordinal, "name": g.name,
+                "vram_total_bytes": g.vram_total_bytes, "vram_free_bytes": g.vram_free_bytes,
+            })).collect::<Vec<_>>(),
+            "loaded_srs": s.loaded_srs.iter().map(|l| serde_json::json!({
+                "circuit_id": l.circuit_id, "tier": "hot", "size_bytes": l.size_bytes, "ref_count": l.ref_count,
+            })).collect::<Vec<_>>(),
+            "queues": s.queues.iter().map(|q| serde_json::json!({
+                "proof_kind": q.proof_kind, "pending": q.pending, "in_progress": q.in_progress,
+            })).collect::<Vec<_>>(),
+            "counters": {
+                "total_proofs_completed": s.total_proofs_completed,
+                "total_proofs_failed": s.total_proofs_failed,
+            },
+            "memory": {
+                "budget_bytes": engine.memory_budget,
+                "charged_bytes": engine.memory.charged,
+                "resident_bytes": engine.memory.resident,
+                "admission_paused": engine.memory.paused,
+            },
+            "engine": engine,
+        });
+        v.to_string()
+    }
+
+    async fn preload(&self, circuit_id: &str) -> Result<pb::PreloadSrsResponse, Status> {
+        let circuit = Circuit::parse(circuit_id).map_err(Status::invalid_argument)?;
+        let jobs = self.jobs.clone();
+        let work = move || -> Result<pb::PreloadSrsResponse, Status> {
+            let p = jobs
+                .circuit_params(circuit)
+                .map_err(Status::invalid_argument)?;
+            let cache = jobs.prover().params();
+            if cache.loaded().contains_key(&p.cache_id) {
+                return Ok(pb::PreloadSrsResponse {
+                    already_loaded: true,
+                    load_time_ms: 0,
+                });
+            }
+            cache
+                .require(&p)
+                .map_err(|e| Status::failed_precondition(e.to_string()))?;
+            let t = Instant::now();
+            cache
+                .load(&p)
+                .map_err(|e| Status::failed_precondition(e.to_string()))?;
+            log::info!("preloaded {}", circuit.id());
+            Ok(pb::PreloadSrsResponse {
+                already_loaded: false,
+                load_time_ms: t.elapsed().as_millis() as u64,
+            })
+        };
+        tokio::task::spawn_blocking(work)
+            .await
+            .map_err(|e| Status::internal(format!("preloading failed: {e}")))?
+    }
+
+    fn evict(&self, circuit_id: &str) -> Result<pb::EvictSrsResponse, Status> {
+        let circuit = Circuit::parse(circuit_id).map_err(Status::invalid_argument)?;
+        let in_use = self
+            .jobs
+            .counts()
+            .circuits_in_use
+            .get(&circuit)
+            .copied()
+            .unwrap_or(0);
+        if in_use > 0 {
+            return Err(Status::failed_precondition(format!(
+                "{} is in use by {in_use} running job(s): evict it once they finish",
+                circuit.id()
+            )));
+        }
+        let p = self
+            .jobs
+            .circuit_params(circuit)
+            .map_err(Status::invalid_argument)?;
+        let cache = self.jobs.prover().params();
+        let bytes = cache.loaded().get(&p.cache_id).copied().unwrap_or(0);
+        let was_loaded = cache.evict(&p.cache_id);
+        if was_loaded {
+            log::info!("evicted {} ({bytes} bytes) on request", circuit.id());
+        }
+        Ok(pb::EvictSrsResponse {
+            was_loaded,
+            freed_bytes: if was_loaded { bytes as u64 } else { 0 },
+        })
+    }
+}
+
+/// A finished job as AwaitProofResponse says it.
+fn reply(job_id: &str, f: &Finished) -> pb::AwaitProofResponse {
+    use pb::await_proof_response::Status as S;
+    let ms = |d: Duration| d.as_millis() as u64;
+    let (status, proof, error_message) = match &f.outcome {
+        Outcome::Completed(p) => (S::Completed, p.clone(), String::new()),
+        Outcome::Failed(e) => (S::Failed, vec![], e.clone()),
+        Outcome::Cancelled => (S::Cancelled, vec![], "cancelled".to_string()),
+    };
+    pb::AwaitProofResponse {
+        job_id: job_id.to_string(),
+        status: status as i32,
+        proof,
+        error_message,
+        queue_wait_ms: ms(f.times.queue_wait),
+        srs_load_ms: ms(f.times.srs_load),
+        synthesis_ms: ms(f.times.synthesis),
+        gpu_compute_ms: ms(f.times.gpu),
+        total_ms: ms(f.times.total),
+    }
+}
+
+/// The gRPC face of a shared [`Daemon`].
+#[derive(Clone)]
+pub struct Service(pub Arc<Daemon>);
+
+#[tonic::async_trait]
+impl ProvingEngine for Service {
+    async fn submit_proof(
+        &self,
+        request: Request<pb::SubmitProofRequest>,
+    ) -> Result<Response<pb::SubmitProofResponse>, Status> {
+        let (job, queue_position) = self.0.submit(request.into_inner())?;
+        Ok(Response::new(pb::SubmitProofResponse {
+            job_id: job.id.clone(),
+            queue_position,
+            assigned_gpu: String::new(),
+        }))
+    }
+
+    async fn await_proof(
+        &self,
+        request: Request<pb::AwaitProofRequest>,
+    ) -> Result<Response<pb::AwaitProofResponse>, Status> {
+        let r = request.into_inner();
+        Ok(Response::new(self.0.await_job(&r.job_id, r.timeout_ms).await?))
+    }
+
+    /// Submit and await. A client that goes away leaves its job running: a retry
+    /// with the same request_id finds it (and its proof) instead of starting over.
+    async fn prove(
+        &self,
+        request: Request<pb::ProveRequest>,
+    ) -> Result<Response<pb::ProveResponse>, Status> {
+        let submit = request
+            .into_inner()
+            .submit
+            .ok_or_else(|| Status::invalid_argument("ProveRequest.submit is missing"))?;
+        let (job, _) = self.0.submit(submit)?;
+        let result = self.0.await_job(&job.id, 0).await?;
+        Ok(Response::new(pb::ProveResponse {
+            result: Some(result),
+        }))
+    }
+
+    async fn cancel_proof(
+        &self,
+        request: Request<pb::CancelProofRequest>,
+    ) -> Result<Response<pb::CancelProofResponse>, Status> {
+        let id = request.into_inner().job_id;
+        match self.0.jobs.cancel(&id) {
+            Some(was_running) => Ok(Response::new(pb::CancelProofResponse { was_running })),
+            None => Err(Status::not_found(format!(
+                "no job {:?}",
+                decode::abbreviate(&id)
+            ))),
+        }
+    }
+
+    async fn get_status(
+        &self,
+        _: Request<pb::GetStatusRequest>,
+    ) -> Result<Response<pb::GetStatusResponse>, Status> {
+        Ok(Response::new(self.0.status()))
+    }
+
+    async fn get_metrics(
+        &self,
+        _: Request<pb::GetMetricsRequest>,
+    ) -> Result<Response<pb::GetMetricsResponse>, Status> {
+        Ok(Response::new(pb::GetMetricsResponse {
+            prometheus_text: self.0.metrics_text(),
+        }))
+    }
+
+    async fn preload_srs(
+        &self,
+        request: Request<pb::PreloadSrsRequest>,
+    ) -> Result<Response<pb::PreloadSrsResponse>, Status> {
+        Ok(Response::new(
+            self.0.preload(&request.into_inner().circuit_id).await?,
+        ))
+    }
+
+    async fn evict_srs(
+        &self,
+        request: Request<pb::EvictSrsRequest>,
+    ) -> Result<Response<pb::EvictSrsResponse>, Status> {
+        Ok(Response::new(self.0.evict(&request.into_inner().circuit_id)?))
+    }
+}

@@ -1,0 +1,440 @@
+//! The daemon over real sockets (loopback TCP and a unix socket), driven by a tonic
+//! client of the repository's proto: every RPC; WinningPoSt and WindowPoSt on a
+//! 2 KiB test sector, accepted by filecoin-proofs-api's verifiers; idempotent
+//! resubmission; cancellation; bad requests failing alone; malformed and oversized
+//! messages; shutdown with a proof in flight. PoSt only: their parameters take
+//! seconds to generate (PoRep's and SnapDeals' take minutes on two cores).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use crossgroth::backend::{open_backend, BackendKind};
+use crossgroth_daemon::pb::{self, await_proof_response::Status as JobStatus};
+use crossgroth_daemon::{client, Config, Listen, Server};
+use crossgroth_filecoin::test_sector::{self, TestKind, TestSector};
+use crossgroth_filecoin::{write_insecure_params, PoStRequest, ProofKind};
+use filecoin_proofs::constants::SectorShape2KiB;
+use filecoin_proofs_api::{PublicReplicaInfo, RegisteredPoStProof};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    params_dir: PathBuf,
+    sector: TestSector,
+}
+
+/// One sealed sector and PoSt parameters a test binary; filecoin-proofs reads its
+/// settings once per process, so they are set first.
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let params_dir = dir.path().join("params");
+        std::fs::create_dir_all(&params_dir).unwrap();
+        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
+        std::env::set_var("FIL_PROOFS_PARENT_CACHE", dir.path().join("parents"));
+        let sector =
+            test_sector::make(2048, &[TestKind::PoSt], &dir.path().join("sector"), 3).unwrap();
+        for kind in [ProofKind::WinningPoSt, ProofKind::WindowPoSt] {
+            write_insecure_params(kind, 2048, &params_dir, 5, None).unwrap();
+        }
+        Fixture {
+            _dir: dir,
+            params_dir,
+            sector,
+        }
+    })
+}
+
+fn config(listen: Listen) -> Config {
+    Config {
+        listen,
+        param_cache: fixture().params_dir.clone(),
+        budget: crossgroth_daemon::Budget::Bytes(4 << 30),
+        grace_period: Duration::from_secs(60),
+        synthesis_threads: 2,
+        ..Config::default()
+    }
+}
+
+async fn start(mut c: Config) -> (Server, String) {
+    fixture();
+    if c.listen == Listen::Tcp(crossgroth_daemon::config::DEFAULT_LISTEN.into()) {
+        c.listen = Listen::Tcp("127.0.0.1:0".into());
+    }
+    let backend = open_backend(BackendKind::Cpu).unwrap();
+    let server = Server::start(c, vec![backend]).await.unwrap();
+    let addr = server.bound().to_string();
+    (server, addr)
+}
+
+fn post_submit(kind: ProofKind, p: &PoStRequest, request_id: &str) -> pb::SubmitProofRequest {
+    pb::SubmitProofRequest {
+        request_id: request_id.into(),
+        proof_kind: match kind {
+            ProofKind::WinningPoSt => pb::ProofKind::WinningPost,
+            _ => pb::ProofKind::WindowPostPartition,
+        } as i32,
+        registered_proof: p.registered_proof,
+        miner_id: p.miner_id,
+        randomness: p.randomness.clone(),
+        vanilla_proofs: p.vanilla_proofs.clone(),
+        partition_index: p.partition_index,
+        ..Default::default()
+    }
+}
+
+fn winning(id: &str) -> pb::SubmitProofRequest {
+    post_submit(
+        ProofKind::WinningPoSt,
+        fixture().sector.winning.as_ref().unwrap(),
+        id,
+    )
+}
+
+fn window(id: &str) -> pb::SubmitProofRequest {
+    post_submit(
+        ProofKind::WindowPoSt,
+        fixture().sector.window.as_ref().unwrap(),
+        id,
+    )
+}
+
+/// filecoin-proofs-api's own verifier on a PoSt proof the daemon returned.
+fn verify_post(p: &PoStRequest, proof: &[u8]) {
+    type Tree = SectorShape2KiB;
+    let registered = crossgroth_filecoin::registered::post_proof(p.registered_proof).unwrap();
+    let replicas: BTreeMap<_, _> = p
+        .vanilla_proofs
+        .iter()
+        .map(|b| {
+            let s: filecoin_proofs::FallbackPoStSectorProof<Tree> =
+                crossgroth_filecoin::inputs::bincode_decode(b, "vanilla").unwrap();
+            let comm_r = filecoin_proofs::commitment_from_fr(s.comm_r.into());
+            (s.sector_id, PublicReplicaInfo::new(registered, comm_r))
+        })
+        .collect();
+    let randomness: [u8; 32] = p.randomness.clone().try_into().unwrap();
+    let prover_id = crossgroth_filecoin::inputs::prover_id(p.miner_id);
+    let ok = match registered {
+        RegisteredPoStProof::StackedDrgWinning2KiBV1 => {
+            filecoin_proofs_api::post::verify_winning_post(&randomness, proof, &replicas, prover_id)
+        }
+        _ => filecoin_proofs_api::post::verify_window_post(
+            &randomness,
+            &[(registered, proof)],
+            &replicas,
+            prover_id,
+        ),
+    };
+    assert!(ok.unwrap(), "filecoin-proofs rejects the daemon's proof");
+}
+
+async fn prove(
+    c: &mut pb::proving_engine_client::ProvingEngineClient<tonic::transport::Channel>,
+    r: pb::SubmitProofRequest,
+) -> pb::AwaitProofResponse {
+    c.prove(pb::ProveRequest { submit: Some(r) })
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_rpc_over_loopback() {
+    let mut cfg = config(Listen::Tcp("127.0.0.1:0".into()));
+    cfg.status_listen = Some("127.0.0.1:0".into());
+    let (server, addr) = start(cfg).await;
+    let mut c = client::connect(&addr).await.unwrap();
+
+    let s = c.get_status(pb::GetStatusRequest {}).await.unwrap().into_inner();
+    assert_eq!(s.gpus.len(), 1);
+    assert_eq!(s.queues.len(), 4);
+    assert!(s.queues.iter().any(|q| q.proof_kind == "winning-post"));
+    assert!(s.pinned_memory_limit_bytes == 4 << 30);
+
+    let pre = c
+        .preload_srs(pb::PreloadSrsRequest {
+            circuit_id: "winning-2k".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!pre.already_loaded);
+    let again = c
+        .preload_srs(pb::PreloadSrsRequest {
+            circuit_id: "winning-2k".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(again.already_loaded);
+    let bad = c
+        .preload_srs(pb::PreloadSrsRequest {
+            circuit_id: "porep-3g".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), tonic::Code::InvalidArgument, "{bad}");
+
+    let t = Instant::now();
+    let r = prove(&mut c, winning("winning-1")).await;
+    assert_eq!(r.status, JobStatus::Completed as i32, "{}", r.error_message);
+    assert_eq!(r.proof.len(), 192);
+    assert!(r.total_ms > 0 && r.synthesis_ms > 0 && r.gpu_compute_ms > 0, "{:?}", (r.synthesis_ms, r.gpu_compute_ms, r.total_ms));
+    verify_post(fixture().sector.winning.as_ref().unwrap(), &r.proof);
+    eprintln!("WinningPoSt through the daemon: {:?}", t.elapsed());
+
+    let sub = c.submit_proof(window("wdpost-1000-0-[1 2 3]")).await.unwrap().into_inner();
+    assert!(!sub.job_id.is_empty());
+    let r = c
+        .await_proof(pb::AwaitProofRequest {
+            job_id: sub.job_id.clone(),
+            timeout_ms: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(r.status, JobStatus::Completed as i32, "{}", r.error_message);
+    assert_eq!(r.job_id, sub.job_id);
+    verify_post(fixture().sector.window.as_ref().unwrap(), &r.proof);
+
+    let s = c.get_status(pb::GetStatusRequest {}).await.unwrap().into_inner();
+    assert_eq!(s.total_proofs_completed, 2);
+    let ids: Vec<_> = s.loaded_srs.iter().map(|l| l.circuit_id.as_str()).collect();
+    assert!(ids.contains(&"winning-2k") && ids.contains(&"wpost-2k"), "{ids:?}");
+
+    let m = c
+        .get_metrics(pb::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .prometheus_text;
+    assert!(
+        m.contains(r#"crossgroth_proofs_total{proof_kind="winning_post",status="completed"} 1"#),
+        "{m}"
+    );
+    assert!(m.contains("crossgroth_proof_stage_seconds_bucket"), "{m}");
+    assert!(m.contains(r#"crossgroth_memory_bytes{what="budget"}"#), "{m}");
+
+    let ev = c
+        .evict_srs(pb::EvictSrsRequest {
+            circuit_id: "winning-2k".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(ev.was_loaded && ev.freed_bytes > 0, "{ev:?}");
+    let ev = c
+        .evict_srs(pb::EvictSrsRequest {
+            circuit_id: "winning-2k".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!ev.was_loaded);
+
+    let e = c
+        .cancel_proof(pb::CancelProofRequest {
+            job_id: "nope".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::NotFound);
+    let done = c
+        .cancel_proof(pb::CancelProofRequest {
+            job_id: sub.job_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!done.was_running);
+
+    // The HTTP status page.
+    let status_addr = server.status_addr().unwrap();
+    let body = tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(status_addr).unwrap();
+        s.write_all(b"GET /status HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    })
+    .await
+    .unwrap();
+    assert!(body.starts_with("HTTP/1.1 200"), "{body}");
+    let json: serde_json::Value = serde_json::from_str(body.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(json["counters"]["total_proofs_completed"], 2);
+
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idempotent_resubmission_and_cancel_while_queued() {
+    let mut cfg = config(Listen::Tcp("127.0.0.1:0".into()));
+    cfg.jobs_in_flight = 1;
+    let (server, addr) = start(cfg).await;
+    let mut c = client::connect(&addr).await.unwrap();
+
+    let a = c.submit_proof(window("same")).await.unwrap().into_inner();
+    let b = c.submit_proof(window("same")).await.unwrap().into_inner();
+    assert_eq!(a.job_id, b.job_id, "a repeated request_id is the same job");
+    // Behind the running job, a LOW one waits in the queue: cancel it there.
+    let mut low = window("low");
+    low.priority = pb::Priority::Low as i32;
+    let q = c.submit_proof(low).await.unwrap().into_inner();
+    assert_ne!(q.job_id, a.job_id);
+    assert_eq!(q.queue_position, 0);
+    let timeout = c
+        .await_proof(pb::AwaitProofRequest {
+            job_id: q.job_id.clone(),
+            timeout_ms: 1,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(timeout.status, JobStatus::Timeout as i32);
+    let s = c.get_status(pb::GetStatusRequest {}).await.unwrap().into_inner();
+    let wq = s.queues.iter().find(|q| q.proof_kind == "window-post").unwrap();
+    assert_eq!((wq.pending, wq.in_progress), (1, 1), "{s:?}");
+    let cancel = c
+        .cancel_proof(pb::CancelProofRequest {
+            job_id: q.job_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!cancel.was_running);
+    let r = c
+        .await_proof(pb::AwaitProofRequest {
+            job_id: q.job_id.clone(),
+            timeout_ms: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(r.status, JobStatus::Cancelled as i32);
+
+    let r = c
+        .await_proof(pb::AwaitProofRequest {
+            job_id: a.job_id.clone(),
+            timeout_ms: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(r.status, JobStatus::Completed as i32, "{}", r.error_message);
+    // After completion too, the same request id finds the same job and proof.
+    let again = prove(&mut c, window("same")).await;
+    assert_eq!(again.job_id, a.job_id);
+    assert_eq!(again.proof, r.proof);
+    let s = c.get_status(pb::GetStatusRequest {}).await.unwrap().into_inner();
+    assert_eq!(s.total_proofs_completed, 1, "one proof for one request id");
+    let engine = server.daemon().engine().status();
+    assert_eq!(engine.memory.charged, 0, "every charge returned");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_fail_alone() {
+    let mut cfg = config(Listen::Tcp("127.0.0.1:0".into()));
+    cfg.max_message_bytes = 1 << 20;
+    let (server, addr) = start(cfg).await;
+    let mut c = client::connect(&addr).await.unwrap();
+
+    let mut r = winning("x");
+    r.proof_kind = 9;
+    let e = c.submit_proof(r).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument);
+    assert!(e.message().contains("unknown proof_kind 9"), "{e}");
+
+    let mut r = winning("y");
+    r.registered_proof = 99;
+    let e = c.prove(pb::ProveRequest { submit: Some(r) }).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument);
+    assert!(e.message().contains("99"), "{e}");
+
+    let e = c.prove(pb::ProveRequest { submit: None }).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument);
+
+    // Inputs that do not decode fail their job, with the reason.
+    let mut r = winning("z");
+    r.vanilla_proofs = vec![vec![7; 100]];
+    let bad = prove(&mut c, r).await;
+    assert_eq!(bad.status, JobStatus::Failed as i32);
+    assert!(bad.error_message.contains("vanilla proof"), "{}", bad.error_message);
+
+    // A message over the limit is refused before it is decoded.
+    let mut big = winning("big");
+    big.vanilla_proofs = vec![vec![0; 2 << 20]];
+    let e = c.submit_proof(big).await.unwrap_err();
+    assert!(
+        matches!(e.code(), tonic::Code::OutOfRange | tonic::Code::ResourceExhausted),
+        "{e}"
+    );
+
+    // Bytes that are not a SubmitProofRequest (field 2 as a string, not a varint).
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct Bogus {
+        #[prost(bytes = "vec", tag = "2")]
+        kind: Vec<u8>,
+    }
+    let channel = client::channel(&addr).await.unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.unwrap();
+    let path = tonic::codegen::http::uri::PathAndQuery::from_static(
+        "/cuzk.v1.ProvingEngine/SubmitProof",
+    );
+    let codec = tonic_prost::ProstCodec::<Bogus, pb::SubmitProofResponse>::default();
+    let e = grpc
+        .unary(
+            tonic::Request::new(Bogus {
+                kind: b"garbage".to_vec(),
+            }),
+            path,
+            codec,
+        )
+        .await
+        .unwrap_err();
+    assert_ne!(e.code(), tonic::Code::Ok);
+
+    // And the daemon still proves.
+    let ok = prove(&mut c, winning("after")).await;
+    assert_eq!(ok.status, JobStatus::Completed as i32, "{}", ok.error_message);
+    verify_post(fixture().sector.winning.as_ref().unwrap(), &ok.proof);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unix_socket_owner_only_and_shutdown_finishes_running_proofs() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cuzk.sock");
+    let (server, addr) = start(config(Listen::Unix(path.clone()))).await;
+    assert_eq!(addr, format!("unix://{}", path.display()));
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let mut c = client::connect(&addr).await.unwrap();
+    let s = c.get_status(pb::GetStatusRequest {}).await.unwrap().into_inner();
+    assert_eq!(s.queues.len(), 4);
+
+    // A proof in flight when the daemon is told to stop still completes.
+    let sub = c.submit_proof(winning("w")).await.unwrap().into_inner();
+    let job_id = sub.job_id.clone();
+    let waiter = tokio::spawn(async move {
+        c.await_proof(pb::AwaitProofRequest {
+            job_id,
+            timeout_ms: 0,
+        })
+        .await
+        .map(|r| r.into_inner())
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    server.shutdown().await.unwrap();
+    let r = waiter.await.unwrap().unwrap();
+    assert_eq!(r.status, JobStatus::Completed as i32, "{}", r.error_message);
+    assert!(!path.exists(), "the socket is removed on shutdown");
+}
