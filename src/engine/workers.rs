@@ -354,8 +354,12 @@ pub(crate) fn finalize(s: Arc<Shared>, rx: Receiver<FinalTask>) {
             continue;
         }
         let began = Instant::now();
+        if g1.b_g2.is_some() {
+            steps::log_stage(&job.id, index, "b_g2", g1.times.b_g2);
+        }
         let b_g2 = steps::b_g2(
             s.backends[device].as_ref(),
+            &g1,
             || s.prepared(device, &job.params),
             &job.params,
             &asg,

@@ -110,6 +110,9 @@ pub struct G1Side {
     pub l: G1Projective,
     pub a: G1Projective,
     pub b_g1: G1Projective,
+    /// B_G2, already computed beside the G1 MSMs on a backend without a device
+    /// (see [`g1_side`]); `None` leaves it to [`b_g2`].
+    pub b_g2: Option<G2Projective>,
     pub times: StageTimes,
 }
 
@@ -117,6 +120,10 @@ pub struct G1Side {
 /// MSMs. Takes a, b and c out of the assignment and hands every buffer to
 /// `dispose` as soon as it is spent (b and c once H exists, H once its MSM
 /// ran), so that the engine frees them off the hot path.
+///
+/// On a backend without a device every MSM runs on the host's cores: there H
+/// and the five MSMs (B_G2 included) run together, because one small MSM
+/// cannot keep many cores busy and a proof's latency would be their sum.
 pub fn g1_side(
     backend: &dyn Backend,
     prepared: &PreparedParams,
@@ -144,6 +151,9 @@ fn compose_g1_side(
     asg: &mut Assignment,
     dispose: &mut dyn FnMut(Vec<Scalar>),
 ) -> Result<G1Side> {
+    if !backend.has_device() {
+        return host_g1_side(backend, prepared, asg, dispose);
+    }
     let mut times = StageTimes::default();
     let mut lap = Lap::start();
     let mut h = std::mem::take(&mut asg.a);
@@ -168,8 +178,70 @@ fn compose_g1_side(
         l,
         a: a_parts[0] + a_parts[1],
         b_g1: b_parts[0] + b_parts[1],
+        b_g2: None,
         times,
     })
+}
+
+/// [`compose_g1_side`] on the host: H and its MSM in one branch, the L, A,
+/// B_G1 and B_G2 MSMs (which need only the witness) in the others, on rayon's
+/// pool. Each stage's time is its own and they overlap.
+fn host_g1_side(
+    backend: &dyn Backend,
+    prepared: &PreparedParams,
+    asg: &mut Assignment,
+    dispose: &mut dyn FnMut(Vec<Scalar>),
+) -> Result<G1Side> {
+    let mut h = std::mem::take(&mut asg.a);
+    let mut b = std::mem::take(&mut asg.b);
+    let mut c = std::mem::take(&mut asg.c);
+    let asg = &*asg;
+    let sum = |parts: Result<Vec<G1Projective>>| parts.map(|p| p.into_iter().sum());
+    let h_branch = || {
+        let (done, h_secs) = timed(|| backend.compute_h(&mut h, &mut b, &mut c));
+        done?;
+        let (msm, msm_secs) = timed(|| backend.msm(&prepared.h, &[MsmInput::dense(&h)]));
+        Ok::<_, Error>((sum(msm)?, h_secs, msm_secs))
+    };
+    let l_branch = || timed(|| sum(backend.msm(&prepared.l, &[MsmInput::dense(&asg.aux)])));
+    let a_branch = || timed(|| sum(backend.msm(&prepared.a, &a_inputs(asg))));
+    let b_g1_branch = || timed(|| sum(backend.msm(&prepared.b_g1, &b_inputs(asg))));
+    let b_g2_branch = || timed(|| host_b_g2(&prepared.params, asg));
+    let ((h_side, (l, a)), (b_g1, b_g2)) = rayon::join(
+        || rayon::join(h_branch, || rayon::join(l_branch, a_branch)),
+        || rayon::join(b_g1_branch, b_g2_branch),
+    );
+    dispose(b);
+    dispose(c);
+    dispose(h);
+    let (h_msm, h_secs, msm_h_secs) = h_side?;
+    let times = StageTimes {
+        h: h_secs,
+        msm_h: msm_h_secs,
+        msm_l: l.1,
+        msm_a: a.1,
+        msm_b_g1: b_g1.1,
+        b_g2: b_g2.1,
+        ..StageTimes::default()
+    };
+    Ok(G1Side {
+        h: h_msm,
+        l: l.0?,
+        a: a.0?,
+        b_g1: b_g1.0?,
+        b_g2: Some(b_g2.0?),
+        times,
+    })
+}
+
+/// B_G2 on the CPU from the host copy of the bases.
+fn host_b_g2(params: &Parameters, asg: &Assignment) -> Result<G2Projective> {
+    let host = G2Bases {
+        host: params.b_g2.clone(),
+        device: None,
+    };
+    let parts = CpuBackend.msm::<G2>(&host, &b_inputs(asg))?;
+    Ok(parts[0] + parts[1])
 }
 
 /// A's two MSM inputs: every input variable, then the aux variables in A's
@@ -228,24 +300,24 @@ fn effective_b_terms(asg: &Assignment, enough: usize) -> usize {
         .count()
 }
 
-/// The B_G2 MSM of one proof, where [`b_g2_on_device`] says; `prepared` is
-/// asked for only when it runs on the device.
+/// The B_G2 MSM of one proof, where [`b_g2_on_device`] says, unless the G1
+/// side already made it; `prepared` is asked for only when it runs on the device.
 pub fn b_g2<P: std::ops::Deref<Target = PreparedParams>>(
     backend: &dyn Backend,
+    g1: &G1Side,
     prepared: impl FnOnce() -> Result<P>,
     params: &Parameters,
     asg: &Assignment,
 ) -> Result<G2Projective> {
-    let parts = if b_g2_on_device(backend, asg) {
-        backend.msm(&prepared()?.b_g2, &b_inputs(asg))?
+    if let Some(done) = g1.b_g2 {
+        return Ok(done);
+    }
+    if b_g2_on_device(backend, asg) {
+        let parts = backend.msm(&prepared()?.b_g2, &b_inputs(asg))?;
+        Ok(parts[0] + parts[1])
     } else {
-        let host = G2Bases {
-            host: params.b_g2.clone(),
-            device: None,
-        };
-        CpuBackend.msm::<G2>(&host, &b_inputs(asg))?
-    };
-    Ok(parts[0] + parts[1])
+        host_b_g2(params, asg)
+    }
 }
 
 /// A = α₁ + r·δ₁ + A_msm; B = β₂ + s·δ₂ + B2_msm;
