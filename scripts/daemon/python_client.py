@@ -117,7 +117,7 @@ def main():
                 sys.exit("error: an unknown proof kind was accepted")
             except grpc.RpcError as e:
                 assert e.code() == grpc.StatusCode.INVALID_ARGUMENT, e
-    print("python client: 1 passed, 0 failed")
+    print("python_client: 1 passed, 0 failed")
 
 
 if __name__ == "__main__":

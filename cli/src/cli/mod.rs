@@ -8,6 +8,7 @@
 //! each error is one line that says each cause once.
 
 mod backend_flags;
+mod client;
 mod crosscheck;
 mod engine_run;
 mod fault;
@@ -18,6 +19,7 @@ mod output;
 mod params;
 mod plot;
 mod progress;
+mod serve;
 mod signals;
 
 use std::path::{Path, PathBuf};
@@ -168,6 +170,10 @@ enum Command {
         #[command(subcommand)]
         command: filecoin::FilecoinCommand,
     },
+    /// Serve Curio's proving-daemon API (cuzk.v1 gRPC): a drop-in for cuzk.
+    Serve(serve::ServeArgs),
+    /// Talk to a running daemon: prove, status, cancel, metrics.
+    Client(client::ClientArgs),
     /// Setup, prove and verify a small SHA-256 circuit on the best backend here.
     Demo {
         #[arg(long, default_value = "sha256:64", help = CIRCUITS)]
@@ -398,6 +404,8 @@ pub fn run() -> Result<()> {
         )),
         Command::Devices => devices(),
         Command::Filecoin { command } => filecoin::run(command),
+        Command::Serve(args) => serve::run(args),
+        Command::Client(args) => client::run(args),
         Command::Demo { circuit, backend } => demo(circuit, backend),
     }
 }

@@ -1,0 +1,82 @@
+//! `crossgroth serve`: the proving daemon Curio talks to (cuzk.v1 over gRPC), until
+//! SIGTERM or ctrl-c, which stop it gracefully (exit 0).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use crossgroth::backend::BackendKind;
+use crossgroth_daemon::{open_backends, Config, Listen, Server};
+
+use super::backend_flags;
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// The TOML configuration (cuzk's sections: [daemon], [srs], [memory], [gpus];
+    /// see daemon/crossgroth.example.toml). Flags override it.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Where to listen: host:port (default 127.0.0.1:9820) or unix:///path.sock.
+    #[arg(long)]
+    listen: Option<Listen>,
+    /// Backend to prove on: cpu, cuda, wgpu or auto (default: the config's, else auto).
+    #[arg(long)]
+    backend: Option<BackendKind>,
+    /// The parameter cache (default: the config's srs.param_cache, else
+    /// $FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters).
+    #[arg(long)]
+    params_dir: Option<PathBuf>,
+    /// Serve the HTTP /status JSON page (and /metrics) at host:port.
+    #[arg(long)]
+    status_listen: Option<String>,
+}
+
+pub fn run(args: ServeArgs) -> Result<()> {
+    let mut config = match &args.config {
+        Some(path) => Config::from_file(path)?,
+        None => {
+            let mut c = Config::default();
+            if let Some(dir) = std::env::var_os("FIL_PROOFS_PARAMETER_CACHE") {
+                c.param_cache = dir.into();
+            }
+            c
+        }
+    };
+    if let Some(l) = args.listen {
+        config.listen = l;
+    }
+    if let Some(b) = args.backend {
+        config.backend = b;
+    }
+    if let Some(d) = args.params_dir {
+        config.param_cache = d;
+    }
+    if let Some(s) = args.status_listen {
+        config.status_listen = Some(s);
+    }
+    config.check()?;
+    // filecoin-proofs reads its parameter directory once, from the environment:
+    // its verifiers must read the keys the daemon proves with.
+    std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &config.param_cache);
+    super::signals::leave_to_command();
+    let backends = open_backends(&config, backend_flags::backend_options())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("serve")
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let server = Server::start(config, backends).await?;
+        eprintln!("crossgroth serve: listening on {}", server.bound());
+        if let Some(a) = server.status_addr() {
+            eprintln!("crossgroth serve: status page on http://{a}/status");
+        }
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .context("cannot handle SIGTERM")?;
+        let which = tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = tokio::signal::ctrl_c() => "SIGINT",
+        };
+        eprintln!("crossgroth serve: {which}: finishing running proofs, then stopping");
+        server.shutdown().await
+    })
+}
