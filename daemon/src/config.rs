@@ -396,7 +396,9 @@ fn duration(d: &Dur, what: &str) -> Result<Duration, ConfigError> {
 /// "64GiB", "512 MiB", "5GB", "1024": bytes (decimal and binary units).
 pub fn parse_size(text: &str) -> Option<u64> {
     let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let num: f64 = num.parse().ok()?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {

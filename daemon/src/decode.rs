@@ -185,10 +185,15 @@ pub fn decode(req: pb::SubmitProofRequest) -> Result<Decoded, String> {
     let (request, sector_size) = match kind {
         ProofKind::PoRep => {
             if req.vanilla_proof.is_empty() {
-                return Err("a PoRep request carries its C1 output in vanilla_proof, which is empty".into());
+                return Err(
+                    "a PoRep request carries its C1 output in vanilla_proof, which is empty".into(),
+                );
             }
-            let from_proof =
-                u64::from(registered::seal_proof(req.registered_proof).map_err(e)?.sector_size());
+            let from_proof = u64::from(
+                registered::seal_proof(req.registered_proof)
+                    .map_err(e)?
+                    .sector_size(),
+            );
             if let Some(claimed) = size_of(req.sector_size).filter(|&s| s != from_proof) {
                 return Err(format!(
                     "sector_size {} contradicts registered_proof {} ({})",
@@ -267,10 +272,7 @@ pub fn decode(req: pb::SubmitProofRequest) -> Result<Decoded, String> {
     Ok(Decoded {
         kind,
         priority,
-        circuit: Some(Circuit {
-            kind,
-            sector_size,
-        }),
+        circuit: Some(Circuit { kind, sector_size }),
         request,
     })
 }
@@ -311,7 +313,10 @@ mod tests {
             proof_kind: 99,
             ..Default::default()
         };
-        assert!(decode(r.clone()).err().unwrap().contains("unknown proof_kind 99"));
+        assert!(decode(r.clone())
+            .err()
+            .unwrap()
+            .contains("unknown proof_kind 99"));
         r.proof_kind = 0;
         assert!(decode(r.clone()).err().unwrap().contains("unspecified"));
         r.proof_kind = pb::ProofKind::WinningPost as i32;
@@ -321,7 +326,10 @@ mod tests {
         assert_eq!(d.priority, Priority::Critical);
         assert_eq!(d.circuit.unwrap().id(), "winning-2k");
         r.registered_proof = 10;
-        assert!(decode(r.clone()).err().unwrap().contains("not a winning-post"));
+        assert!(decode(r.clone())
+            .err()
+            .unwrap()
+            .contains("not a winning-post"));
         r.registered_proof = 77;
         assert!(decode(r).is_err());
     }

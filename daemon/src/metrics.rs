@@ -3,8 +3,8 @@
 //! Counters and histograms move as jobs finish; gauges are read at each scrape.
 
 use prometheus::{
-    CounterVec, Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntGaugeVec, Opts,
-    Registry, TextEncoder,
+    CounterVec, Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntGaugeVec, Opts, Registry,
+    TextEncoder,
 };
 
 use crossgroth_filecoin::ProofKind;
@@ -33,7 +33,10 @@ impl Metrics {
     pub fn new() -> Metrics {
         let registry = Registry::new();
         let proofs = CounterVec::new(
-            Opts::new("crossgroth_proofs_total", "Proofs finished, by kind and status"),
+            Opts::new(
+                "crossgroth_proofs_total",
+                "Proofs finished, by kind and status",
+            ),
             &["proof_kind", "status"],
         )
         .unwrap();
@@ -75,7 +78,11 @@ impl Metrics {
             &["ordinal", "device"],
         )
         .unwrap();
-        let uptime = Gauge::new("crossgroth_uptime_seconds", "Seconds since the daemon started").unwrap();
+        let uptime = Gauge::new(
+            "crossgroth_uptime_seconds",
+            "Seconds since the daemon started",
+        )
+        .unwrap();
         for c in [
             Box::new(proofs.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(stage.clone()),
@@ -136,9 +143,15 @@ impl Metrics {
 
     /// Reads the gauges that are sampled rather than counted.
     pub fn sample(&self, s: &Sample) {
-        self.memory.with_label_values(&["budget"]).set(s.budget as f64);
-        self.memory.with_label_values(&["charged"]).set(s.charged as f64);
-        self.memory.with_label_values(&["resident"]).set(s.resident as f64);
+        self.memory
+            .with_label_values(&["budget"])
+            .set(s.budget as f64);
+        self.memory
+            .with_label_values(&["charged"])
+            .set(s.charged as f64);
+        self.memory
+            .with_label_values(&["resident"])
+            .set(s.resident as f64);
         self.srs_bytes.set(s.srs_bytes as f64);
         for (i, (name, busy)) in s.devices.iter().enumerate() {
             self.device_busy

@@ -64,8 +64,9 @@ impl Server {
     pub async fn start(config: Config, backends: Vec<Arc<dyn Backend>>) -> Result<Server> {
         config.check()?;
         let budget = config.budget.resolve()?;
+        // The error names the directory and says why, once.
         let params = ParamsCache::open(&config.param_cache)
-            .with_context(|| format!("srs.param_cache {}", config.param_cache.display()))?;
+            .map_err(|e| anyhow::anyhow!("srs.param_cache: {e}"))?;
         let defaults = EngineConfig::default();
         let engine_config = EngineConfig {
             memory_budget: usize::try_from(budget).unwrap_or(usize::MAX),
@@ -298,7 +299,8 @@ async fn evict_loop(
                 let c = jobs.circuit_of(cache_id)?;
                 let last = last_used.get(&c).copied()?;
                 let idle = now.duration_since(last);
-                (!in_use.contains_key(&c) && idle >= min_idle).then_some((last, c, cache_id, *bytes))
+                (!in_use.contains_key(&c) && idle >= min_idle)
+                    .then_some((last, c, cache_id, *bytes))
             })
             .min_by_key(|v| v.0);
         if let Some((_, c, cache_id, bytes)) = victim {
@@ -343,7 +345,10 @@ async fn status_page(
                     }
                 }
             };
-            if tokio::time::timeout(Duration::from_secs(5), read).await.is_err() {
+            if tokio::time::timeout(Duration::from_secs(5), read)
+                .await
+                .is_err()
+            {
                 return;
             }
             let line = head.split(|&b| b == b'\r').next().unwrap_or_default();
@@ -352,7 +357,11 @@ async fn status_page(
             } else if line.starts_with(b"GET /metrics") {
                 ("200 OK", "text/plain; version=0.0.4", daemon.metrics_text())
             } else {
-                ("404 Not Found", "text/plain", "GET /status or /metrics\n".to_string())
+                (
+                    "404 Not Found",
+                    "text/plain",
+                    "GET /status or /metrics\n".to_string(),
+                )
             };
             let reply = format!(
                 "HTTP/1.1 {code}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",

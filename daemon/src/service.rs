@@ -34,10 +34,7 @@ impl Daemon {
         }
     }
 
-    fn submit(
-        &self,
-        req: pb::SubmitProofRequest,
-    ) -> Result<(Arc<crate::jobs::Job>, u32), Status> {
+    fn submit(&self, req: pb::SubmitProofRequest) -> Result<(Arc<crate::jobs::Job>, u32), Status> {
         let request_id = req.request_id.clone();
         let decoded = decode::decode(req).map_err(|e| {
             log::warn!(
@@ -46,18 +43,20 @@ impl Daemon {
             );
             Status::invalid_argument(e)
         })?;
-        self.jobs
-            .submit(request_id, decoded)
-            .map_err(|r| match r {
-                Refused::Full(m) => Status::resource_exhausted(m),
-                Refused::Draining => {
-                    Status::unavailable("the daemon is shutting down: submit to another")
-                }
-                Refused::Conflict(m) => Status::invalid_argument(m),
-            })
+        self.jobs.submit(request_id, decoded).map_err(|r| match r {
+            Refused::Full(m) => Status::resource_exhausted(m),
+            Refused::Draining => {
+                Status::unavailable("the daemon is shutting down: submit to another")
+            }
+            Refused::Conflict(m) => Status::invalid_argument(m),
+        })
     }
 
-    async fn await_job(&self, job_id: &str, timeout_ms: u64) -> Result<pb::AwaitProofResponse, Status> {
+    async fn await_job(
+        &self,
+        job_id: &str,
+        timeout_ms: u64,
+    ) -> Result<pb::AwaitProofResponse, Status> {
         let job = self.jobs.get(job_id).ok_or_else(|| {
             Status::not_found(format!(
                 "no job {:?} (unknown, or finished and forgotten)",
@@ -137,7 +136,10 @@ impl Daemon {
             gpus,
             loaded_srs,
             queues,
-            total_proofs_completed: self.jobs.completed.load(std::sync::atomic::Ordering::Relaxed),
+            total_proofs_completed: self
+                .jobs
+                .completed
+                .load(std::sync::atomic::Ordering::Relaxed),
             total_proofs_failed: self.jobs.failed.load(std::sync::atomic::Ordering::Relaxed),
             uptime_seconds: self.started.elapsed().as_secs(),
             pinned_memory_bytes: engine.memory.resident.max(engine.memory.charged) as u64,
@@ -304,7 +306,9 @@ impl ProvingEngine for Service {
         request: Request<pb::AwaitProofRequest>,
     ) -> Result<Response<pb::AwaitProofResponse>, Status> {
         let r = request.into_inner();
-        Ok(Response::new(self.0.await_job(&r.job_id, r.timeout_ms).await?))
+        Ok(Response::new(
+            self.0.await_job(&r.job_id, r.timeout_ms).await?,
+        ))
     }
 
     /// Submit and await. A client that goes away leaves its job running: a retry
@@ -367,6 +371,8 @@ impl ProvingEngine for Service {
         &self,
         request: Request<pb::EvictSrsRequest>,
     ) -> Result<Response<pb::EvictSrsResponse>, Status> {
-        Ok(Response::new(self.0.evict(&request.into_inner().circuit_id)?))
+        Ok(Response::new(
+            self.0.evict(&request.into_inner().circuit_id)?,
+        ))
     }
 }

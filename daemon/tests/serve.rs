@@ -150,7 +150,11 @@ async fn every_rpc_over_loopback() {
     let (server, addr) = start(cfg).await;
     let mut c = client::connect(&addr).await.unwrap();
 
-    let s = c.get_status(pb::GetStatusRequest {}).await.unwrap().into_inner();
+    let s = c
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(s.gpus.len(), 1);
     assert_eq!(s.queues.len(), 4);
     assert!(s.queues.iter().any(|q| q.proof_kind == "winning-post"));
@@ -184,11 +188,19 @@ async fn every_rpc_over_loopback() {
     let r = prove(&mut c, winning("winning-1")).await;
     assert_eq!(r.status, JobStatus::Completed as i32, "{}", r.error_message);
     assert_eq!(r.proof.len(), 192);
-    assert!(r.total_ms > 0 && r.synthesis_ms > 0 && r.gpu_compute_ms > 0, "{:?}", (r.synthesis_ms, r.gpu_compute_ms, r.total_ms));
+    assert!(
+        r.total_ms > 0 && r.synthesis_ms > 0 && r.gpu_compute_ms > 0,
+        "{:?}",
+        (r.synthesis_ms, r.gpu_compute_ms, r.total_ms)
+    );
     verify_post(fixture().sector.winning.as_ref().unwrap(), &r.proof);
     eprintln!("WinningPoSt through the daemon: {:?}", t.elapsed());
 
-    let sub = c.submit_proof(window("wdpost-1000-0-[1 2 3]")).await.unwrap().into_inner();
+    let sub = c
+        .submit_proof(window("wdpost-1000-0-[1 2 3]"))
+        .await
+        .unwrap()
+        .into_inner();
     assert!(!sub.job_id.is_empty());
     let r = c
         .await_proof(pb::AwaitProofRequest {
@@ -202,10 +214,17 @@ async fn every_rpc_over_loopback() {
     assert_eq!(r.job_id, sub.job_id);
     verify_post(fixture().sector.window.as_ref().unwrap(), &r.proof);
 
-    let s = c.get_status(pb::GetStatusRequest {}).await.unwrap().into_inner();
+    let s = c
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(s.total_proofs_completed, 2);
     let ids: Vec<_> = s.loaded_srs.iter().map(|l| l.circuit_id.as_str()).collect();
-    assert!(ids.contains(&"winning-2k") && ids.contains(&"wpost-2k"), "{ids:?}");
+    assert!(
+        ids.contains(&"winning-2k") && ids.contains(&"wpost-2k"),
+        "{ids:?}"
+    );
 
     let m = c
         .get_metrics(pb::GetMetricsRequest {})
@@ -218,7 +237,10 @@ async fn every_rpc_over_loopback() {
         "{m}"
     );
     assert!(m.contains("crossgroth_proof_stage_seconds_bucket"), "{m}");
-    assert!(m.contains(r#"crossgroth_memory_bytes{what="budget"}"#), "{m}");
+    assert!(
+        m.contains(r#"crossgroth_memory_bytes{what="budget"}"#),
+        "{m}"
+    );
 
     let ev = c
         .evict_srs(pb::EvictSrsRequest {
@@ -258,7 +280,8 @@ async fn every_rpc_over_loopback() {
     let body = tokio::task::spawn_blocking(move || {
         use std::io::{Read, Write};
         let mut s = std::net::TcpStream::connect(status_addr).unwrap();
-        s.write_all(b"GET /status HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        s.write_all(b"GET /status HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
         let mut out = String::new();
         s.read_to_string(&mut out).unwrap();
         out
@@ -266,7 +289,8 @@ async fn every_rpc_over_loopback() {
     .await
     .unwrap();
     assert!(body.starts_with("HTTP/1.1 200"), "{body}");
-    let json: serde_json::Value = serde_json::from_str(body.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(body.split("\r\n\r\n").nth(1).unwrap()).unwrap();
     assert_eq!(json["counters"]["total_proofs_completed"], 2);
 
     server.shutdown().await.unwrap();
@@ -297,8 +321,16 @@ async fn idempotent_resubmission_and_cancel_while_queued() {
         .unwrap()
         .into_inner();
     assert_eq!(timeout.status, JobStatus::Timeout as i32);
-    let s = c.get_status(pb::GetStatusRequest {}).await.unwrap().into_inner();
-    let wq = s.queues.iter().find(|q| q.proof_kind == "window-post").unwrap();
+    let s = c
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let wq = s
+        .queues
+        .iter()
+        .find(|q| q.proof_kind == "window-post")
+        .unwrap();
     assert_eq!((wq.pending, wq.in_progress), (1, 1), "{s:?}");
     let cancel = c
         .cancel_proof(pb::CancelProofRequest {
@@ -331,7 +363,11 @@ async fn idempotent_resubmission_and_cancel_while_queued() {
     let again = prove(&mut c, window("same")).await;
     assert_eq!(again.job_id, a.job_id);
     assert_eq!(again.proof, r.proof);
-    let s = c.get_status(pb::GetStatusRequest {}).await.unwrap().into_inner();
+    let s = c
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(s.total_proofs_completed, 1, "one proof for one request id");
     let engine = server.daemon().engine().status();
     assert_eq!(engine.memory.charged, 0, "every charge returned");
@@ -353,11 +389,17 @@ async fn bad_requests_fail_alone() {
 
     let mut r = winning("y");
     r.registered_proof = 99;
-    let e = c.prove(pb::ProveRequest { submit: Some(r) }).await.unwrap_err();
+    let e = c
+        .prove(pb::ProveRequest { submit: Some(r) })
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), tonic::Code::InvalidArgument);
     assert!(e.message().contains("99"), "{e}");
 
-    let e = c.prove(pb::ProveRequest { submit: None }).await.unwrap_err();
+    let e = c
+        .prove(pb::ProveRequest { submit: None })
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), tonic::Code::InvalidArgument);
 
     // Inputs that do not decode fail their job, with the reason.
@@ -365,14 +407,21 @@ async fn bad_requests_fail_alone() {
     r.vanilla_proofs = vec![vec![7; 100]];
     let bad = prove(&mut c, r).await;
     assert_eq!(bad.status, JobStatus::Failed as i32);
-    assert!(bad.error_message.contains("vanilla proof"), "{}", bad.error_message);
+    assert!(
+        bad.error_message.contains("vanilla proof"),
+        "{}",
+        bad.error_message
+    );
 
     // A message over the limit is refused before it is decoded.
     let mut big = winning("big");
     big.vanilla_proofs = vec![vec![0; 2 << 20]];
     let e = c.submit_proof(big).await.unwrap_err();
     assert!(
-        matches!(e.code(), tonic::Code::OutOfRange | tonic::Code::ResourceExhausted),
+        matches!(
+            e.code(),
+            tonic::Code::OutOfRange | tonic::Code::ResourceExhausted
+        ),
         "{e}"
     );
 
@@ -385,9 +434,8 @@ async fn bad_requests_fail_alone() {
     let channel = client::channel(&addr).await.unwrap();
     let mut grpc = tonic::client::Grpc::new(channel);
     grpc.ready().await.unwrap();
-    let path = tonic::codegen::http::uri::PathAndQuery::from_static(
-        "/cuzk.v1.ProvingEngine/SubmitProof",
-    );
+    let path =
+        tonic::codegen::http::uri::PathAndQuery::from_static("/cuzk.v1.ProvingEngine/SubmitProof");
     let codec = tonic_prost::ProstCodec::<Bogus, pb::SubmitProofResponse>::default();
     let e = grpc
         .unary(
@@ -403,7 +451,12 @@ async fn bad_requests_fail_alone() {
 
     // And the daemon still proves.
     let ok = prove(&mut c, winning("after")).await;
-    assert_eq!(ok.status, JobStatus::Completed as i32, "{}", ok.error_message);
+    assert_eq!(
+        ok.status,
+        JobStatus::Completed as i32,
+        "{}",
+        ok.error_message
+    );
     verify_post(fixture().sector.winning.as_ref().unwrap(), &ok.proof);
     server.shutdown().await.unwrap();
 }
@@ -418,7 +471,11 @@ async fn unix_socket_owner_only_and_shutdown_finishes_running_proofs() {
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
     let mut c = client::connect(&addr).await.unwrap();
-    let s = c.get_status(pb::GetStatusRequest {}).await.unwrap().into_inner();
+    let s = c
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(s.queues.len(), 4);
 
     // A proof in flight when the daemon is told to stop still completes.

@@ -170,7 +170,12 @@ pub struct JobStages {
 impl JobStages {
     /// Seconds spent in `stage` so far (0 when none).
     pub fn seconds(&self, stage: &str) -> f64 {
-        self.seconds.lock().unwrap().get(stage).copied().unwrap_or(0.0)
+        self.seconds
+            .lock()
+            .unwrap()
+            .get(stage)
+            .copied()
+            .unwrap_or(0.0)
     }
 
     pub fn snapshot(&self) -> HashMap<String, f64> {
@@ -274,9 +279,18 @@ impl Shared {
         let secs = began.elapsed().as_secs_f64();
         crate::groth16::steps::log_stage(job, unit, stage, secs);
         self.stats.lock().unwrap().record(stage, began, secs);
-        let watch = self.watches.lock().unwrap().get(job).and_then(Weak::upgrade);
+        let watch = self
+            .watches
+            .lock()
+            .unwrap()
+            .get(job)
+            .and_then(Weak::upgrade);
         if let Some(w) = watch {
-            *w.seconds.lock().unwrap().entry(stage.to_string()).or_default() += secs;
+            *w.seconds
+                .lock()
+                .unwrap()
+                .entry(stage.to_string())
+                .or_default() += secs;
         }
     }
 

@@ -21,7 +21,7 @@ pub struct ClientArgs {
 #[derive(Subcommand)]
 pub enum ClientCommand {
     /// Prove through the daemon (Prove: submit and wait) and write the proof.
-    Prove(ProveArgs),
+    Prove(Box<ProveArgs>),
     /// Print the daemon's status: devices, loaded parameters, queues, totals.
     Status,
     /// Cancel a queued or running job.
@@ -84,13 +84,17 @@ pub fn run(args: ClientArgs) -> Result<()> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    // Inputs are read and checked before the daemon is contacted.
+    let submit = match &args.command {
+        ClientCommand::Prove(p) => Some((Output::check(&p.out, "--out")?, submit_request(p)?)),
+        _ => None,
+    };
     runtime.block_on(async move {
         let mut c = crossgroth_daemon::client::connect(&args.addr).await?;
         let status = |e: tonic::Status| anyhow::anyhow!("{}: {}", code_name(e.code()), e.message());
         match args.command {
             ClientCommand::Prove(p) => {
-                let out = Output::check(&p.out, "--out")?;
-                let submit = submit_request(&p)?;
+                let (out, submit) = submit.context("a prove request")?;
                 let r = c
                     .prove(pb::ProveRequest {
                         submit: Some(submit),
@@ -204,7 +208,9 @@ fn submit_request(p: &ProveArgs) -> Result<pb::SubmitProofRequest> {
         ),
     };
     let hex_arg = |v: &Option<String>, flag: &str| -> Result<Vec<u8>> {
-        let Some(t) = v else { bail!("{flag} is required for --kind {}", p.kind) };
+        let Some(t) = v else {
+            bail!("{flag} is required for --kind {}", p.kind)
+        };
         hex::decode(t.trim().trim_start_matches("0x")).with_context(|| format!("{flag} is not hex"))
     };
     let mut r = pb::SubmitProofRequest {
@@ -218,7 +224,9 @@ fn submit_request(p: &ProveArgs) -> Result<pb::SubmitProofRequest> {
     };
     match kind {
         pb::ProofKind::PorepSealCommit => {
-            let c1 = p.c1.as_ref().context("--c1 is required for --kind porep-c2")?;
+            let c1 =
+                p.c1.as_ref()
+                    .context("--c1 is required for --kind porep-c2")?;
             r.vanilla_proof = read(c1, "the C1 output")?;
             r.registered_proof = match p.registered_proof {
                 Some(n) => n,
