@@ -82,6 +82,7 @@ impl Server {
             params,
             FilecoinOptions {
                 recorded_shapes: config.recorded_shapes,
+                ..FilecoinOptions::default()
             },
         ));
         let metrics = Arc::new(Metrics::new());

@@ -1,6 +1,8 @@
 //! Every Filecoin kind at 2 KiB, same run, cpu: crossgroth's prover (from the
 //! recorded shape, as every proof after a circuit's first; and synthesizing
-//! directly) against filecoin-proofs' own function on bellperson. Target:
+//! directly) against filecoin-proofs' own function on bellperson. The prover's
+//! default takes the faster of the two per kind (recorded for PoRep C2 and
+//! SnapDeals, direct for PoSt). Target:
 //! crossgroth ≥ 1.5× on 2 cores, ≥ 1.2× on 16. crossgroth's time includes
 //! filecoin-proofs' verification of its output (filecoin-proofs' PoSt and update
 //! functions do not verify; its C2 does).
@@ -47,7 +49,10 @@ fn prover(params: &std::path::Path, recorded_shapes: bool) -> FilecoinProver {
     FilecoinProver::new(
         Arc::new(engine),
         ParamsCache::open(params).unwrap(),
-        FilecoinOptions { recorded_shapes },
+        FilecoinOptions {
+            recorded_shapes,
+            record_every_kind: recorded_shapes,
+        },
     )
 }
 

@@ -19,6 +19,8 @@ pub(crate) struct Plan {
     pub params: CircuitParams,
     pub partitions: usize,
     pub kind: &'static str,
+    /// Whether proving from a recorded shape beats direct synthesis for this kind.
+    pub recording_pays: bool,
     units: Option<MakeUnits>,
     verify: Option<Verify>,
 }
@@ -56,6 +58,7 @@ impl Plan {
             params,
             partitions,
             kind: "",
+            recording_pays: true,
             units: Some(units),
             verify: None,
         }
@@ -68,6 +71,12 @@ impl Plan {
     ) -> Self {
         self.kind = kind;
         self.verify = Some(Box::new(verify));
+        self
+    }
+
+    /// Marks a kind whose witness pass costs as much as its direct synthesis.
+    pub fn recording_does_not_pay(mut self) -> Self {
+        self.recording_pays = false;
         self
     }
 

@@ -115,7 +115,10 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         })
         .collect();
     let c = circuits::<Tree>(proof, &randomness, prover_id, sectors, partition_index)?;
-    Ok((Plan::new(c.params, c.circuits), replicas))
+    Ok((
+        Plan::new(c.params, c.circuits).recording_does_not_pay(),
+        replicas,
+    ))
 }
 
 /// The circuits of a request (for comparisons with other provers).

@@ -59,15 +59,20 @@ impl Request {
 /// How the Filecoin prover runs.
 #[derive(Clone, Debug)]
 pub struct FilecoinOptions {
-    /// Record each circuit's shape on its first proof and synthesize later proofs'
-    /// witnesses only (default on).
+    /// Record a circuit's shape on its first proof and synthesize later proofs'
+    /// witnesses only, for the kinds where that is faster: PoRep C2 and SnapDeals
+    /// (a PoSt circuit's witness pass costs as much as its direct synthesis).
+    /// Default on.
     pub recorded_shapes: bool,
+    /// Record the PoSt circuits' shapes too (tests of the recorded path).
+    pub record_every_kind: bool,
 }
 
 impl Default for FilecoinOptions {
     fn default() -> Self {
         FilecoinOptions {
             recorded_shapes: true,
+            record_every_kind: false,
         }
     }
 }
@@ -151,7 +156,9 @@ impl FilecoinProver {
         let mut plan = request.plan()?;
         // A missing file is said before any synthesis.
         self.params.require(&plan.params)?;
-        let units = plan.units(&self.shapes, self.options.recorded_shapes)?;
+        let record =
+            self.options.recorded_shapes && (plan.recording_pays || self.options.record_every_kind);
+        let units = plan.units(&self.shapes, record)?;
         if let Some(shape) = &units.shape {
             self.params.check(&plan.params, &shape.shape())?;
         }
@@ -222,7 +229,10 @@ impl FilecoinProver {
             },
             e @ Error::ParamsMismatch { .. } => FilecoinError::Params {
                 path: self.params.path(&plan.params),
-                reason: format!("does not fit the {} circuit ({e})", plan.params.label()),
+                reason: format!(
+                    "does not fit the {} circuit ({e}): it belongs to another circuit",
+                    plan.params.label()
+                ),
             },
             e => FilecoinError::Proving(e),
         }

@@ -77,7 +77,10 @@ fn prover(backend: Arc<dyn Backend>) -> FilecoinProver {
     FilecoinProver::new(
         Arc::new(engine),
         ParamsCache::open(&f.params_dir).unwrap(),
-        FilecoinOptions::default(),
+        FilecoinOptions {
+            record_every_kind: true,
+            ..FilecoinOptions::default()
+        },
     )
 }
 

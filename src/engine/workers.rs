@@ -158,6 +158,13 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
             }
         };
         s.record("synthesis", &job.id, index, began);
+        // Parameters of another circuit are named before any device work, not found
+        // out by the final verification.
+        if let Err(e) = job.params.check_shape(&asg.shape()) {
+            s.fail(&job, e);
+            s.dispose_assignment(asg, &charge);
+            continue;
+        }
         if let Some(row) = check_witness(&asg) {
             s.fail(
                 &job,

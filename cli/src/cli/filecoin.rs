@@ -217,6 +217,7 @@ fn prove(request: Request, common: Common) -> Result<()> {
     let engine = Engine::start(config, vec![backend.clone()])?;
     let options = FilecoinOptions {
         recorded_shapes: !common.no_recorded_shapes,
+        ..FilecoinOptions::default()
     };
     let prover = FilecoinProver::new(Arc::new(engine), params, options);
     eprintln!("proving {} on {} …", request.kind(), backend.name());
