@@ -5,6 +5,13 @@
 //!
 //! A request whose job failed or was cancelled starts a new job when it comes
 //! again: Curio retries with the same id, and a retry must be able to succeed.
+//!
+//! The table lives in memory only. A restarted daemon knows none of its
+//! predecessor's jobs: a request_id the old process completed is proved again as
+//! a new job (one more proof, equally valid), and an old job id is NOT_FOUND.
+//! Job ids carry an epoch taken when the table is created (microseconds since
+//! 1970, strictly increasing within a process), so that a job id of an earlier
+//! run, or of another server in the same process, never names a new job.
 
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -110,7 +117,8 @@ pub struct Limits {
 }
 
 /// CRITICAL jobs accepted beyond the queue's bound: they must not be refused
-/// because lower-priority work filled the queue.
+/// because lower-priority work filled the queue. They start at once, past
+/// `jobs_in_flight`, so the bound counts those running as well as those queued.
 const MAX_CRITICAL: usize = 16;
 
 struct Queued(Arc<Job>);
@@ -142,6 +150,8 @@ struct Table {
     by_request: HashMap<String, String>,
     queue: BinaryHeap<Queued>,
     running: usize,
+    /// Of `running`, CRITICAL jobs.
+    running_critical: usize,
     finished: VecDeque<String>,
     seq: u64,
     draining: bool,
@@ -173,9 +183,7 @@ pub struct Jobs {
 
 impl Jobs {
     pub fn new(prover: Arc<FilecoinProver>, limits: Limits, metrics: Arc<Metrics>) -> Arc<Jobs> {
-        let epoch = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+        let epoch = next_epoch();
         Arc::new(Jobs {
             table: Mutex::new(Table::default()),
             prover,
@@ -237,9 +245,10 @@ impl Jobs {
             .filter(|q| q.0.priority == Priority::Critical)
             .count();
         let queued_other = t.queue.len() - queued_critical;
-        if critical && queued_critical >= MAX_CRITICAL {
+        let critical_in_flight = queued_critical + t.running_critical;
+        if critical && critical_in_flight >= MAX_CRITICAL {
             return Err(Refused::Full(format!(
-                "{queued_critical} CRITICAL jobs are already queued (at most {MAX_CRITICAL})"
+                "{critical_in_flight} CRITICAL jobs are already queued or running (at most {MAX_CRITICAL}); retry later"
             )));
         }
         if !critical && queued_other >= self.limits.max_queued {
@@ -427,6 +436,9 @@ impl Jobs {
                 continue;
             };
             t.running += 1;
+            if critical {
+                t.running_critical += 1;
+            }
             if let Some(c) = job.circuit {
                 t.last_used.insert(c, Instant::now());
             }
@@ -439,6 +451,9 @@ impl Jobs {
                 .spawn(move || me.run(j, request));
             if let Err(e) = spawned {
                 t.running -= 1;
+                if critical {
+                    t.running_critical -= 1;
+                }
                 self.finish_locked(
                     t,
                     &job,
@@ -489,6 +504,9 @@ impl Jobs {
         };
         let mut t = self.table.lock().unwrap();
         t.running -= 1;
+        if job.priority == Priority::Critical {
+            t.running_critical -= 1;
+        }
         if let Some(c) = job.circuit {
             t.last_used.insert(c, Instant::now());
         }
@@ -562,6 +580,22 @@ impl Jobs {
             self.metrics.queue(kind, queued, running);
         }
     }
+}
+
+/// A job-id epoch: microseconds since 1970, strictly increasing in this process
+/// (two tables created in the same microsecond, or a clock stepped back, still
+/// get different ones).
+fn next_epoch() -> u64 {
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64);
+    let prev = LAST
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |last| {
+            Some(now.max(last + 1))
+        })
+        .unwrap();
+    now.max(prev + 1)
 }
 
 /// Jobs ahead of `job` in the queue (0 when it runs).

@@ -43,12 +43,37 @@ impl Daemon {
             );
             Status::invalid_argument(e)
         })?;
+        if let Some(m) = self.out_of_service() {
+            log::warn!(
+                "request_id={:?} refused: {m}",
+                decode::abbreviate(&request_id)
+            );
+            return Err(Status::unavailable(m));
+        }
         self.jobs.submit(request_id, decoded).map_err(|r| match r {
             Refused::Full(m) => Status::resource_exhausted(m),
             Refused::Draining => {
                 Status::unavailable("the daemon is shutting down: submit to another")
             }
             Refused::Conflict(m) => Status::invalid_argument(m),
+        })
+    }
+
+    /// Why no job can be proved here, when every device of the engine has been
+    /// taken out of service after device errors (the engine does not use a device
+    /// again in this process): new work is refused with UNAVAILABLE, so that the
+    /// caller goes to another prover instead of queueing jobs that would fail.
+    fn out_of_service(&self) -> Option<String> {
+        let retired = self.jobs.prover().engine().status().out_of_service;
+        (!retired.is_empty() && retired.iter().all(|&r| r)).then(|| {
+            format!(
+                "every device of this daemon is out of service after device errors ({}): restart the daemon, or submit to another",
+                self.backends
+                    .iter()
+                    .map(|b| format!("{} {}", b.name(), b.device()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         })
     }
 
@@ -81,25 +106,33 @@ impl Daemon {
         })
     }
 
-    /// The GetStatus reply.
     /// The engine underneath (tests read its memory accounting).
     pub fn engine(&self) -> &Arc<crossgroth::engine::Engine> {
         self.jobs.prover().engine()
     }
 
+    /// The GetStatus reply.
     pub fn status(&self) -> pb::GetStatusResponse {
         let prover = self.jobs.prover();
         let engine = prover.engine().status();
         let counts = self.jobs.counts();
+        // current_job_id / current_proof_kind stay empty: the engine does not say
+        // which job a device is working on.
         let gpus = self
             .backends
             .iter()
             .enumerate()
             .map(|(i, b)| {
                 let (free, total) = b.memory().unwrap_or((0, 0));
+                let retired = engine.out_of_service.get(i).copied().unwrap_or(false);
                 pb::GpuStatus {
                     ordinal: i as u32,
-                    name: format!("{} {}", b.name(), b.device()),
+                    name: format!(
+                        "{} {}{}",
+                        b.name(),
+                        b.device(),
+                        if retired { " (out of service)" } else { "" }
+                    ),
                     vram_total_bytes: total as u64,
                     vram_free_bytes: free as u64,
                     current_job_id: String::new(),
@@ -311,8 +344,14 @@ impl ProvingEngine for Service {
         ))
     }
 
-    /// Submit and await. A client that goes away leaves its job running: a retry
-    /// with the same request_id finds it (and its proof) instead of starting over.
+    /// Submit and await. A client that goes away (its deadline passed, its
+    /// connection dropped) leaves its job running to completion: the reply is lost
+    /// but not the work. A retry with the same request_id finds that job, running or
+    /// finished, and returns its proof: one proof, not a second one. The result is
+    /// kept for `keep_finished` (an hour by default) for such retries. Curio's
+    /// Prove has a 30-minute deadline and retries the task: cancelling on a drop
+    /// would throw away a nearly finished proof each time. A job nobody comes back
+    /// for is proved anyway, and CancelProof is how to stop one.
     async fn prove(
         &self,
         request: Request<pb::ProveRequest>,

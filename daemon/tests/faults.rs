@@ -1,0 +1,452 @@
+//! Faults, each failing only its own job while the daemon keeps serving, over a
+//! real loopback socket (one test over a unix socket) with the tonic client of the
+//! repository's proto:
+//!
+//! - a job cancelled while it is in the engine: CANCELLED, its memory charge back
+//!   to where it was, the next job proved;
+//! - a client that disconnects mid-`Prove`: the job runs on to completion, and a
+//!   retry with the same request_id gets that job's proof (one proof, not two);
+//! - a parameter file removed while serving: FAILED naming the file, other kinds
+//!   unaffected, the kind proves again once the file is back;
+//! - a device error (a simulated device that fails on demand): the job FAILED with
+//!   the device's message, the next one proves; a lost device is retired and new
+//!   work is refused with UNAVAILABLE saying so;
+//! - a restart with the same request_ids: a new job and a valid proof;
+//! - an unknown registered proof for each kind: INVALID_ARGUMENT naming it.
+//!
+//! The tests of this file take turns (one lock): one removes a parameter file the
+//! others would read, and timings on two cores mean more one at a time.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use crossgroth::backend::simulated::SimulatedDevice;
+use crossgroth::backend::Backend;
+use crossgroth_daemon::decode::Circuit;
+use crossgroth_daemon::{pb, Listen};
+
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A simulated device: the device steps of a proof hold it for `g1` (results are
+/// computed on the CPU, so proofs verify).
+fn device(d: SimulatedDevice) -> Vec<Arc<dyn Backend>> {
+    vec![d.shared()]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_while_running_returns_the_memory_and_the_next_job_proves() {
+    let _turn = SERIAL.lock().await;
+    let g1 = Duration::from_secs(3);
+    let (server, addr) = start_with(config(), device(SimulatedDevice::new(g1))).await;
+    let engine = server.daemon().engine().clone();
+    let mut c = connect(&addr).await;
+    let before = engine.status().memory;
+
+    let sub = c
+        .submit_proof(window("to-cancel"))
+        .await
+        .unwrap()
+        .into_inner();
+    // Synthesized and handed to the device, which holds it for 3 s: in the engine.
+    wait_until(
+        Duration::from_secs(60),
+        "the job reaches the device",
+        || {
+            let s = engine.status();
+            s.stage_counts["synthesis"] >= 1 && s.memory.units_in_flight > before.units_in_flight
+        },
+    )
+    .await;
+    let charged = engine.status().memory.charged;
+    assert!(charged > before.charged, "the running job holds a charge");
+    let t = Instant::now();
+    let cancel = c
+        .cancel_proof(pb::CancelProofRequest {
+            job_id: sub.job_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(cancel.was_running);
+    let r = await_job(&mut c, &sub.job_id).await;
+    let to_cancelled = t.elapsed();
+    assert_eq!(r.status, JobStatus::Cancelled as i32, "{}", r.error_message);
+    assert!(r.proof.is_empty());
+    assert!(
+        to_cancelled < Duration::from_secs(2),
+        "CANCELLED after {to_cancelled:?}: the caller waited for the device"
+    );
+    // The unit on the device finishes its step, then its buffers are freed.
+    wait_until(Duration::from_secs(20), "the charge returns", || {
+        let m = engine.status().memory;
+        m.charged == before.charged && m.units_in_flight == before.units_in_flight
+    })
+    .await;
+    let returned = t.elapsed();
+    let again = c
+        .cancel_proof(pb::CancelProofRequest {
+            job_id: sub.job_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!again.was_running, "a finished job is not running");
+
+    let r = prove(&mut c, window("after-cancel")).await;
+    assert_eq!(r.status, JobStatus::Completed as i32, "{}", r.error_message);
+    verify_post(window_request(), &r.proof);
+    let s = status(&mut c).await;
+    assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (1, 0));
+    let m = c
+        .get_metrics(pb::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .prometheus_text;
+    assert!(
+        m.contains(r#"crossgroth_proofs_total{proof_kind="window_post",status="cancelled"} 1"#),
+        "{m}"
+    );
+    eprintln!(
+        "cancel while running: charge {charged} bytes while on the device (before: {}); CANCELLED {to_cancelled:?} after CancelProof, charge back after {returned:?}",
+        before.charged
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_gone_mid_prove_leaves_its_job_running_and_a_retry_gets_its_proof() {
+    let _turn = SERIAL.lock().await;
+    let g1 = Duration::from_secs(2);
+    let (server, addr) = start_with(config(), device(SimulatedDevice::new(g1))).await;
+    let engine = server.daemon().engine().clone();
+    let mut c = connect(&addr).await;
+
+    // Prove on a connection of its own, dropped (future and channel) once the job runs.
+    let a = addr.clone();
+    let call = tokio::spawn(async move {
+        let mut own = connect(&a).await;
+        prove(&mut own, window("gone")).await
+    });
+    let t = Instant::now();
+    loop {
+        assert!(t.elapsed() < Duration::from_secs(60), "the job never ran");
+        if queue(&status(&mut c).await, "window-post").1 == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    call.abort();
+    let dropped = call.await;
+    assert!(
+        dropped.as_ref().is_err_and(|e| e.is_cancelled()),
+        "the client went away before its reply"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        queue(&status(&mut c).await, "window-post"),
+        (0, 1),
+        "the job goes on without its client"
+    );
+
+    let retry = prove(&mut c, window("gone")).await;
+    assert_eq!(
+        retry.status,
+        JobStatus::Completed as i32,
+        "{}",
+        retry.error_message
+    );
+    verify_post(window_request(), &retry.proof);
+    let s = status(&mut c).await;
+    assert_eq!(s.total_proofs_completed, 1, "one proof for one request_id");
+    assert_eq!(engine.status().proofs_done, 1, "the engine proved once");
+    // And the finished job stays findable by its request_id.
+    let again = prove(&mut c, window("gone")).await;
+    assert_eq!((again.job_id, again.proof), (retry.job_id, retry.proof));
+    eprintln!(
+        "client gone mid-Prove: the retry returned the first job's proof, total_ms={} (from the first submission)",
+        retry.total_ms
+    );
+    server.shutdown().await.unwrap();
+}
+
+/// Puts a moved parameter file back, even when the test fails.
+struct Restore(std::path::PathBuf, std::path::PathBuf);
+impl Drop for Restore {
+    fn drop(&mut self) {
+        if self.1.exists() {
+            std::fs::rename(&self.1, &self.0).unwrap();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parameter_file_removed_while_serving_fails_its_kind_alone() {
+    let _turn = SERIAL.lock().await;
+    let (server, addr) = start(config()).await;
+    let mut c = connect(&addr).await;
+    let r = prove(&mut c, winning("before")).await;
+    assert_eq!(r.status, JobStatus::Completed as i32, "{}", r.error_message);
+
+    let ev = c
+        .evict_srs(pb::EvictSrsRequest {
+            circuit_id: "winning-2k".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(ev.was_loaded);
+    let name = Circuit::parse("winning-2k")
+        .unwrap()
+        .params()
+        .unwrap()
+        .params_file();
+    let file = fixture().params_dir.join(&name);
+    let aside = fixture().params_dir.with_file_name(&name);
+    std::fs::rename(&file, &aside).unwrap();
+    let restore = Restore(file.clone(), aside);
+
+    let bad = prove(&mut c, winning("while-gone")).await;
+    assert_eq!(bad.status, JobStatus::Failed as i32);
+    assert!(
+        bad.error_message.contains(&name) && bad.error_message.contains("missing"),
+        "{}",
+        bad.error_message
+    );
+    let pre = c
+        .preload_srs(pb::PreloadSrsRequest {
+            circuit_id: "winning-2k".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(pre.code(), tonic::Code::FailedPrecondition);
+    assert!(pre.message().contains(&name), "{pre}");
+    // Another kind is not affected.
+    let other = prove(&mut c, window("other-kind")).await;
+    assert_eq!(
+        other.status,
+        JobStatus::Completed as i32,
+        "{}",
+        other.error_message
+    );
+    verify_post(window_request(), &other.proof);
+
+    drop(restore);
+    assert!(file.exists());
+    // The failed request, retried, is a new job: it proves now.
+    let back = prove(&mut c, winning("while-gone")).await;
+    assert_eq!(
+        back.status,
+        JobStatus::Completed as i32,
+        "{}",
+        back.error_message
+    );
+    assert_ne!(back.job_id, bad.job_id);
+    verify_post(winning_request(), &back.proof);
+    let s = status(&mut c).await;
+    assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (3, 1));
+    eprintln!(
+        "parameter file removed: the job failed with {:?}",
+        bad.error_message
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_error_fails_its_job_alone_and_a_lost_device_is_refused_clearly() {
+    let _turn = SERIAL.lock().await;
+    let g1 = Duration::from_millis(50);
+
+    // The device's first critical path fails: that job fails, the other proves.
+    let (server, addr) = start_with(config(), device(SimulatedDevice::failing_at(g1, 1))).await;
+    let mut c = connect(&addr).await;
+    let a = c.submit_proof(window("dev-a")).await.unwrap().into_inner();
+    let b = c.submit_proof(winning("dev-b")).await.unwrap().into_inner();
+    let ra = await_job(&mut c, &a.job_id).await;
+    let rb = await_job(&mut c, &b.job_id).await;
+    let (failed, ok, ok_request) = if ra.status == JobStatus::Failed as i32 {
+        (ra, rb, winning_request())
+    } else {
+        (rb, ra, window_request())
+    };
+    assert_eq!(failed.status, JobStatus::Failed as i32);
+    assert!(
+        failed.error_message.contains("injected failure")
+            && failed.error_message.contains("simulated"),
+        "{}",
+        failed.error_message
+    );
+    assert_eq!(
+        ok.status,
+        JobStatus::Completed as i32,
+        "{}",
+        ok.error_message
+    );
+    verify_post(ok_request, &ok.proof);
+    let next = prove(&mut c, window("dev-c")).await;
+    assert_eq!(
+        next.status,
+        JobStatus::Completed as i32,
+        "{}",
+        next.error_message
+    );
+    verify_post(window_request(), &next.proof);
+    let s = status(&mut c).await;
+    assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (2, 1));
+    assert!(!s.gpus[0].name.contains("out of service"), "{:?}", s.gpus);
+    eprintln!("device error: {:?}", failed.error_message);
+    server.shutdown().await.unwrap();
+
+    // A lost device (a CUDA kernel fault): its job fails, the device is retired,
+    // and the daemon says so to new work while it goes on answering.
+    let (server, addr) = start_with(config(), device(SimulatedDevice::lost_at(g1, 1))).await;
+    let engine = server.daemon().engine().clone();
+    let mut c = connect(&addr).await;
+    let lost = prove(&mut c, winning("lost-a")).await;
+    assert_eq!(lost.status, JobStatus::Failed as i32);
+    assert!(
+        lost.error_message.contains("device lost"),
+        "{}",
+        lost.error_message
+    );
+    wait_until(Duration::from_secs(10), "the device is retired", || {
+        engine.status().out_of_service == [true]
+    })
+    .await;
+    let e = c
+        .prove(pb::ProveRequest {
+            submit: Some(winning("lost-b")),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::Unavailable, "{e}");
+    assert!(e.message().contains("out of service"), "{e}");
+    let s = status(&mut c).await;
+    assert!(s.gpus[0].name.ends_with("(out of service)"), "{:?}", s.gpus);
+    assert_eq!(s.total_proofs_failed, 1);
+    c.get_metrics(pb::GetMetricsRequest {}).await.unwrap();
+    eprintln!(
+        "lost device: the job failed with {:?}; new work: {:?} {:?}",
+        lost.error_message,
+        e.code(),
+        e.message()
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_proves_an_old_request_id_again_as_a_new_job() {
+    let _turn = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cuzk.sock");
+    let mut cfg = config();
+    cfg.listen = Listen::Unix(path.clone());
+    let id = "wdpost-1000-0-[1 2 3]";
+
+    let (first, addr) = start(cfg.clone()).await;
+    let mut c = connect(&addr).await;
+    let r1 = prove(&mut c, window(id)).await;
+    assert_eq!(
+        r1.status,
+        JobStatus::Completed as i32,
+        "{}",
+        r1.error_message
+    );
+    first.shutdown().await.unwrap();
+
+    // The same socket and parameter directory, a new process's job table.
+    let (second, addr2) = start(cfg).await;
+    assert_eq!(addr2, addr);
+    let mut c = connect(&addr).await;
+    let e = c
+        .await_proof(pb::AwaitProofRequest {
+            job_id: r1.job_id.clone(),
+            timeout_ms: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::NotFound, "{e}");
+    let r2 = prove(&mut c, window(id)).await;
+    assert_eq!(
+        r2.status,
+        JobStatus::Completed as i32,
+        "{}",
+        r2.error_message
+    );
+    assert_ne!(r2.job_id, r1.job_id);
+    let epoch = |j: &str| j.rsplit_once('-').unwrap().0.to_string();
+    assert_ne!(
+        epoch(&r2.job_id),
+        epoch(&r1.job_id),
+        "job ids carry the run's epoch"
+    );
+    verify_post(window_request(), &r2.proof);
+    let r3 = prove(&mut c, window(id)).await;
+    assert_eq!((&r3.job_id, &r3.proof), (&r2.job_id, &r2.proof));
+    assert_eq!(status(&mut c).await.total_proofs_completed, 1);
+    eprintln!("restart: job {} then job {}", r1.job_id, r2.job_id);
+    second.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_registered_proof_of_each_kind_is_refused_by_name() {
+    let _turn = SERIAL.lock().await;
+    let (server, addr) = start(config()).await;
+    let mut c = connect(&addr).await;
+    let porep = pb::SubmitProofRequest {
+        request_id: "porep".into(),
+        proof_kind: pb::ProofKind::PorepSealCommit as i32,
+        vanilla_proof: b"{}".to_vec(),
+        ..Default::default()
+    };
+    let snap = pb::SubmitProofRequest {
+        request_id: "snap".into(),
+        proof_kind: pb::ProofKind::SnapDealsUpdate as i32,
+        vanilla_proofs: vec![vec![1]],
+        comm_r_old: vec![0; 32],
+        comm_r_new: vec![0; 32],
+        comm_d_new: vec![0; 32],
+        ..Default::default()
+    };
+    let cases = [
+        (porep, "unknown registered seal proof 99"),
+        (snap, "unknown registered update proof 99"),
+        (window("wd"), "unknown registered PoSt proof 99"),
+        (winning("wn"), "unknown registered PoSt proof 99"),
+    ];
+    for (mut r, expect) in cases {
+        r.registered_proof = 99;
+        let e = c.submit_proof(r.clone()).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e}");
+        assert!(e.message().contains(expect), "{e}");
+        let e = c
+            .prove(pb::ProveRequest { submit: Some(r) })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e}");
+    }
+    // A registered proof of the other PoSt kind.
+    let mut r = winning("wrong");
+    r.registered_proof = window_request().registered_proof;
+    let e = c.submit_proof(r).await.unwrap_err();
+    assert!(e.message().contains("is not a winning-post proof"), "{e}");
+    let mut r = window("wrong2");
+    r.registered_proof = winning_request().registered_proof;
+    let e = c.submit_proof(r).await.unwrap_err();
+    assert!(e.message().contains("is not a window-post proof"), "{e}");
+
+    let s = status(&mut c).await;
+    assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (0, 0));
+    let ok = prove(&mut c, winning("after")).await;
+    assert_eq!(
+        ok.status,
+        JobStatus::Completed as i32,
+        "{}",
+        ok.error_message
+    );
+    verify_post(winning_request(), &ok.proof);
+    server.shutdown().await.unwrap();
+}
