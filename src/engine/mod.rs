@@ -16,6 +16,7 @@
 
 mod job;
 mod memory;
+mod queue;
 mod stats;
 mod workers;
 
@@ -47,7 +48,9 @@ use workers::{DeviceTask, Disposal, FinalTask, SynthTask};
 pub struct EngineConfig {
     /// Circuits synthesized at once (CPU threads doing synthesis).
     pub synthesis_workers: usize,
-    /// Threads running B_G2, assembly and verification.
+    /// Threads running B_G2, assembly and verification, highest priority first
+    /// (two by default, so that a CRITICAL proof's B_G2 does not wait for a long
+    /// one already running).
     pub finalizer_workers: usize,
     /// Upper bound for the process's anonymous resident memory, in bytes.
     pub memory_budget: usize,
@@ -69,7 +72,7 @@ impl Default for EngineConfig {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         EngineConfig {
             synthesis_workers: cores.max(1),
-            finalizer_workers: 1,
+            finalizer_workers: 2,
             memory_budget: default_budget(),
             device_queue_per_device: 2,
             deallocators: 2,
@@ -136,7 +139,7 @@ pub(crate) struct Shared {
     admission_cv: Condvar,
     device_queue: Mutex<BinaryHeap<DeviceTask>>,
     device_cv: Condvar,
-    final_tx: Sender<FinalTask>,
+    final_queue: queue::PriorityQueue<FinalTask>,
     dealloc_tx: Sender<Disposal>,
     jobs: Mutex<HashMap<String, Arc<JobState>>>,
     /// Per device: parameter sets placed on it. The lock is held while
@@ -383,7 +386,6 @@ impl Engine {
         if config.tune_allocator {
             workers::tune_allocator();
         }
-        let (final_tx, final_rx) = bounded(backends.len() * 2);
         let (dealloc_tx, dealloc_rx) = bounded(64);
         let shared = Arc::new(Shared {
             admission: Mutex::new(Admission {
@@ -396,7 +398,7 @@ impl Engine {
             admission_cv: Condvar::new(),
             device_queue: Mutex::new(BinaryHeap::new()),
             device_cv: Condvar::new(),
-            final_tx,
+            final_queue: queue::PriorityQueue::new(backends.len() * 2),
             dealloc_tx,
             jobs: Mutex::new(HashMap::new()),
             prepared: (0..backends.len())
@@ -437,10 +439,10 @@ impl Engine {
             )?);
         }
         for i in 0..shared.config.finalizer_workers {
-            let (s, rx) = (shared.clone(), final_rx.clone());
+            let s = shared.clone();
             threads.push(spawn(
                 format!("finalize-{i}"),
-                Box::new(move || workers::finalize(s, rx)),
+                Box::new(move || workers::finalize(s)),
             )?);
         }
         for i in 0..shared.config.deallocators {
@@ -560,7 +562,7 @@ impl Engine {
             jobs_in_flight: self.shared.jobs.lock().unwrap().len(),
             synthesis_queue: adm.queue.len(),
             device_queue: self.shared.device_queue.lock().unwrap().len(),
-            finalize_queue: self.shared.final_tx.len(),
+            finalize_queue: self.shared.final_queue.len(),
             dealloc_queue: self.shared.dealloc_tx.len(),
             memory: adm.mem,
             memory_budget: adm.budget.limit,

@@ -44,6 +44,7 @@ pub(crate) struct FinalTask {
     pub g1: G1Side,
     pub charge: Arc<Charge>,
     pub device: usize,
+    pub seq: u64,
 }
 
 pub(crate) struct Disposal {
@@ -78,6 +79,7 @@ macro_rules! priority_order {
 }
 priority_order!(SynthTask);
 priority_order!(DeviceTask);
+priority_order!(FinalTask);
 
 fn scalar_bytes(v: &Vec<Scalar>) -> usize {
     v.capacity() * std::mem::size_of::<Scalar>()
@@ -259,7 +261,7 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
             mut asg,
             charge,
             queued,
-            ..
+            seq,
         } = task;
         s.record("queue_device", &job.id, index, queued);
         if job.is_cancelled() {
@@ -309,9 +311,9 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
                     g1,
                     charge,
                     device: d,
+                    seq,
                 };
-                if let Err(e) = s.final_tx.send(task) {
-                    let t = e.into_inner();
+                if let Err(t) = s.final_queue.push(task, &s.stop) {
                     s.fail(&t.job, Error::Invalid("the engine is shutting down".into()));
                 }
             }
@@ -346,8 +348,8 @@ fn next<T>(s: &Shared, rx: &Receiver<T>) -> Option<T> {
     }
 }
 
-pub(crate) fn finalize(s: Arc<Shared>, rx: Receiver<FinalTask>) {
-    while let Some(task) = next(&s, &rx) {
+pub(crate) fn finalize(s: Arc<Shared>) {
+    while let Some(task) = s.final_queue.pop(&s.stop) {
         let FinalTask {
             job,
             index,
@@ -355,6 +357,7 @@ pub(crate) fn finalize(s: Arc<Shared>, rx: Receiver<FinalTask>) {
             g1,
             charge,
             device,
+            ..
         } = task;
         if job.is_cancelled() {
             s.dispose_assignment(asg, &charge);
