@@ -5,147 +5,16 @@
 //! messages; shutdown with a proof in flight. PoSt only: their parameters take
 //! seconds to generate (PoRep's and SnapDeals' take minutes on two cores).
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::OnceLock;
+mod common;
+
 use std::time::{Duration, Instant};
 
-use crossgroth::backend::{open_backend, BackendKind};
-use crossgroth_daemon::pb::{self, await_proof_response::Status as JobStatus};
-use crossgroth_daemon::{client, Config, Listen, Server};
-use crossgroth_filecoin::test_sector::{self, TestKind, TestSector};
-use crossgroth_filecoin::{write_insecure_params, PoStRequest, ProofKind};
-use filecoin_proofs::constants::SectorShape2KiB;
-use filecoin_proofs_api::{PublicReplicaInfo, RegisteredPoStProof};
-
-struct Fixture {
-    _dir: tempfile::TempDir,
-    params_dir: PathBuf,
-    sector: TestSector,
-}
-
-/// One sealed sector and PoSt parameters a test binary; filecoin-proofs reads its
-/// settings once per process, so they are set first.
-fn fixture() -> &'static Fixture {
-    static F: OnceLock<Fixture> = OnceLock::new();
-    F.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let params_dir = dir.path().join("params");
-        std::fs::create_dir_all(&params_dir).unwrap();
-        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
-        std::env::set_var("FIL_PROOFS_PARENT_CACHE", dir.path().join("parents"));
-        let sector =
-            test_sector::make(2048, &[TestKind::PoSt], &dir.path().join("sector"), 3).unwrap();
-        for kind in [ProofKind::WinningPoSt, ProofKind::WindowPoSt] {
-            write_insecure_params(kind, 2048, &params_dir, 5, None).unwrap();
-        }
-        Fixture {
-            _dir: dir,
-            params_dir,
-            sector,
-        }
-    })
-}
-
-fn config(listen: Listen) -> Config {
-    Config {
-        listen,
-        param_cache: fixture().params_dir.clone(),
-        budget: crossgroth_daemon::Budget::Bytes(4 << 30),
-        grace_period: Duration::from_secs(60),
-        synthesis_threads: 2,
-        ..Config::default()
-    }
-}
-
-async fn start(mut c: Config) -> (Server, String) {
-    fixture();
-    if c.listen == Listen::Tcp(crossgroth_daemon::config::DEFAULT_LISTEN.into()) {
-        c.listen = Listen::Tcp("127.0.0.1:0".into());
-    }
-    let backend = open_backend(BackendKind::Cpu).unwrap();
-    let server = Server::start(c, vec![backend]).await.unwrap();
-    let addr = server.bound().to_string();
-    (server, addr)
-}
-
-fn post_submit(kind: ProofKind, p: &PoStRequest, request_id: &str) -> pb::SubmitProofRequest {
-    pb::SubmitProofRequest {
-        request_id: request_id.into(),
-        proof_kind: match kind {
-            ProofKind::WinningPoSt => pb::ProofKind::WinningPost,
-            _ => pb::ProofKind::WindowPostPartition,
-        } as i32,
-        registered_proof: p.registered_proof,
-        miner_id: p.miner_id,
-        randomness: p.randomness.clone(),
-        vanilla_proofs: p.vanilla_proofs.clone(),
-        partition_index: p.partition_index,
-        ..Default::default()
-    }
-}
-
-fn winning(id: &str) -> pb::SubmitProofRequest {
-    post_submit(
-        ProofKind::WinningPoSt,
-        fixture().sector.winning.as_ref().unwrap(),
-        id,
-    )
-}
-
-fn window(id: &str) -> pb::SubmitProofRequest {
-    post_submit(
-        ProofKind::WindowPoSt,
-        fixture().sector.window.as_ref().unwrap(),
-        id,
-    )
-}
-
-/// filecoin-proofs-api's own verifier on a PoSt proof the daemon returned.
-fn verify_post(p: &PoStRequest, proof: &[u8]) {
-    type Tree = SectorShape2KiB;
-    let registered = crossgroth_filecoin::registered::post_proof(p.registered_proof).unwrap();
-    let replicas: BTreeMap<_, _> = p
-        .vanilla_proofs
-        .iter()
-        .map(|b| {
-            let s: filecoin_proofs::FallbackPoStSectorProof<Tree> =
-                crossgroth_filecoin::inputs::bincode_decode(b, "vanilla").unwrap();
-            let comm_r = filecoin_proofs::commitment_from_fr(s.comm_r.into());
-            (s.sector_id, PublicReplicaInfo::new(registered, comm_r))
-        })
-        .collect();
-    let randomness: [u8; 32] = p.randomness.clone().try_into().unwrap();
-    let prover_id = crossgroth_filecoin::inputs::prover_id(p.miner_id);
-    let ok = match registered {
-        RegisteredPoStProof::StackedDrgWinning2KiBV1 => {
-            filecoin_proofs_api::post::verify_winning_post(&randomness, proof, &replicas, prover_id)
-        }
-        _ => filecoin_proofs_api::post::verify_window_post(
-            &randomness,
-            &[(registered, proof)],
-            &replicas,
-            prover_id,
-        ),
-    };
-    assert!(ok.unwrap(), "filecoin-proofs rejects the daemon's proof");
-}
-
-async fn prove(
-    c: &mut pb::proving_engine_client::ProvingEngineClient<tonic::transport::Channel>,
-    r: pb::SubmitProofRequest,
-) -> pb::AwaitProofResponse {
-    c.prove(pb::ProveRequest { submit: Some(r) })
-        .await
-        .unwrap()
-        .into_inner()
-        .result
-        .unwrap()
-}
+use common::*;
+use crossgroth_daemon::{client, pb, Listen};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_rpc_over_loopback() {
-    let mut cfg = config(Listen::Tcp("127.0.0.1:0".into()));
+    let mut cfg = config();
     cfg.status_listen = Some("127.0.0.1:0".into());
     let (server, addr) = start(cfg).await;
     let mut c = client::connect(&addr).await.unwrap();
@@ -298,7 +167,7 @@ async fn every_rpc_over_loopback() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idempotent_resubmission_and_cancel_while_queued() {
-    let mut cfg = config(Listen::Tcp("127.0.0.1:0".into()));
+    let mut cfg = config();
     cfg.jobs_in_flight = 1;
     let (server, addr) = start(cfg).await;
     let mut c = client::connect(&addr).await.unwrap();
@@ -376,7 +245,7 @@ async fn idempotent_resubmission_and_cancel_while_queued() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_fail_alone() {
-    let mut cfg = config(Listen::Tcp("127.0.0.1:0".into()));
+    let mut cfg = config();
     cfg.max_message_bytes = 1 << 20;
     let (server, addr) = start(cfg).await;
     let mut c = client::connect(&addr).await.unwrap();
@@ -466,7 +335,9 @@ async fn unix_socket_owner_only_and_shutdown_finishes_running_proofs() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cuzk.sock");
-    let (server, addr) = start(config(Listen::Unix(path.clone()))).await;
+    let mut cfg = config();
+    cfg.listen = Listen::Unix(path.clone());
+    let (server, addr) = start(cfg).await;
     assert_eq!(addr, format!("unix://{}", path.display()));
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
