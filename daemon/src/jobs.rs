@@ -107,6 +107,8 @@ pub enum Refused {
     Draining,
     /// The request id names a job of another kind (INVALID_ARGUMENT).
     Conflict(String),
+    /// No new job can be proved here, for the reason given (UNAVAILABLE).
+    Unavailable(String),
 }
 
 pub struct Limits {
@@ -201,11 +203,13 @@ impl Jobs {
     }
 
     /// Queues a request, or returns the job its `request_id` already names; with
-    /// the job's position in the queue (0: next, or already running).
+    /// the job's position in the queue (0: next, or already running). With
+    /// `unavailable`, no new job is queued (a known request still finds its job).
     pub fn submit(
         self: &Arc<Self>,
         request_id: String,
         decoded: Decoded,
+        unavailable: Option<String>,
     ) -> Result<(Arc<Job>, u32), Refused> {
         let mut t = self.table.lock().unwrap();
         if t.draining {
@@ -237,6 +241,9 @@ impl Jobs {
                     return Ok((job, pos));
                 }
             }
+        }
+        if let Some(why) = unavailable {
+            return Err(Refused::Unavailable(why));
         }
         let critical = decoded.priority == Priority::Critical;
         let queued_critical = t

@@ -43,20 +43,21 @@ impl Daemon {
             );
             Status::invalid_argument(e)
         })?;
-        if let Some(m) = self.out_of_service() {
-            log::warn!(
-                "request_id={:?} refused: {m}",
-                decode::abbreviate(&request_id)
-            );
-            return Err(Status::unavailable(m));
-        }
-        self.jobs.submit(request_id, decoded).map_err(|r| match r {
-            Refused::Full(m) => Status::resource_exhausted(m),
-            Refused::Draining => {
-                Status::unavailable("the daemon is shutting down: submit to another")
-            }
-            Refused::Conflict(m) => Status::invalid_argument(m),
-        })
+        let unavailable = self.out_of_service();
+        let abbreviated = decode::abbreviate(&request_id);
+        self.jobs
+            .submit(request_id, decoded, unavailable)
+            .map_err(|r| match r {
+                Refused::Unavailable(m) => {
+                    log::warn!("request_id={abbreviated:?} refused: {m}");
+                    Status::unavailable(m)
+                }
+                Refused::Full(m) => Status::resource_exhausted(m),
+                Refused::Draining => {
+                    Status::unavailable("the daemon is shutting down: submit to another")
+                }
+                Refused::Conflict(m) => Status::invalid_argument(m),
+            })
     }
 
     /// Why no job can be proved here, when every device of the engine has been
@@ -125,6 +126,7 @@ impl Daemon {
             .map(|(i, b)| {
                 let (free, total) = b.memory().unwrap_or((0, 0));
                 let retired = engine.out_of_service.get(i).copied().unwrap_or(false);
+                let current = engine.on_device.get(i).cloned().flatten();
                 pb::GpuStatus {
                     ordinal: i as u32,
                     name: format!(
@@ -135,8 +137,11 @@ impl Daemon {
                     ),
                     vram_total_bytes: total as u64,
                     vram_free_bytes: free as u64,
-                    current_job_id: String::new(),
-                    current_proof_kind: String::new(),
+                    current_job_id: current.clone().unwrap_or_default(),
+                    current_proof_kind: current
+                        .and_then(|id| self.jobs.get(&id))
+                        .map(|j| decode::queue_name(j.kind).to_string())
+                        .unwrap_or_default(),
                 }
             })
             .collect();

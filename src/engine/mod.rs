@@ -108,6 +108,8 @@ pub struct EngineStatus {
     pub devices: Vec<DeviceSummary>,
     /// Per device: true once taken out of service after repeated failures.
     pub out_of_service: Vec<bool>,
+    /// Per device: the job whose circuit is on it now.
+    pub on_device: Vec<Option<String>>,
 }
 
 /// State the synthesis workers and the budget share, under one lock so that waiting
@@ -156,6 +158,8 @@ pub(crate) struct Shared {
     device_seq: std::sync::atomic::AtomicU64,
     /// Per device: taken out of service after repeated failures.
     retired: Mutex<Vec<bool>>,
+    /// Per device: the job whose critical path it runs now.
+    on_device: Mutex<Vec<Option<String>>>,
     /// Device workers still warming their backend up (see Engine::wait_ready).
     warming: Mutex<usize>,
     warmed_cv: Condvar,
@@ -411,6 +415,7 @@ impl Engine {
             live_devices: AtomicUsize::new(backends.len()),
             device_seq: std::sync::atomic::AtomicU64::new(0),
             retired: Mutex::new(vec![false; backends.len()]),
+            on_device: Mutex::new(vec![None; backends.len()]),
             warming: Mutex::new(backends.len()),
             warmed_cv: Condvar::new(),
             watches: Mutex::new(HashMap::new()),
@@ -559,6 +564,7 @@ impl Engine {
         EngineStatus {
             devices,
             out_of_service: self.shared.retired.lock().unwrap().clone(),
+            on_device: self.shared.on_device.lock().unwrap().clone(),
             jobs_in_flight: self.shared.jobs.lock().unwrap().len(),
             synthesis_queue: adm.queue.len(),
             device_queue: self.shared.device_queue.lock().unwrap().len(),

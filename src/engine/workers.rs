@@ -278,10 +278,12 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
         };
         let began = Instant::now();
         let backend = s.backends[d].as_ref();
+        s.on_device.lock().unwrap()[d] = Some(job.id.clone());
         let result = steps::g1_side(backend, &prepared, &mut asg, &mut |v: Vec<Scalar>| {
             let bytes = scalar_bytes(&v);
             s.dispose(v, bytes, &charge)
         });
+        s.on_device.lock().unwrap()[d] = None;
         {
             // Device events where the backend records them, else the host clock.
             let host = began.elapsed().as_secs_f64();
