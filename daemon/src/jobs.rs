@@ -54,6 +54,19 @@ pub struct Times {
     pub total: Duration,
 }
 
+impl Times {
+    /// The stages by the names the metrics use.
+    pub fn stages(&self) -> [(&'static str, Duration); 5] {
+        [
+            ("queue_wait", self.queue_wait),
+            ("srs_load", self.srs_load),
+            ("synthesis", self.synthesis),
+            ("gpu", self.gpu),
+            ("total", self.total),
+        ]
+    }
+}
+
 #[derive(Debug)]
 pub struct Finished {
     pub outcome: Outcome,
@@ -551,7 +564,7 @@ impl Jobs {
             }
             Outcome::Cancelled => "cancelled",
         };
-        self.metrics.finished(job.kind, status, &times);
+        self.metrics.finished(job.kind, status, &times.stages());
         job.phase.send_replace(Phase::Done(Arc::new(Finished {
             outcome,
             times,

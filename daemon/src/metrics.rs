@@ -2,6 +2,8 @@
 //! queue depths, memory in use and budget, loaded parameters, device busy time.
 //! Counters and histograms move as jobs finish; gauges are read at each scrape.
 
+use std::time::Duration;
+
 use prometheus::{
     CounterVec, Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntGaugeVec, Opts, Registry,
     TextEncoder,
@@ -10,7 +12,6 @@ use prometheus::{
 use crossgroth_filecoin::ProofKind;
 
 use crate::decode::metric_label;
-use crate::jobs::Times;
 
 pub struct Metrics {
     registry: Registry,
@@ -113,17 +114,12 @@ impl Metrics {
         m
     }
 
-    pub fn finished(&self, kind: ProofKind, status: &str, t: &Times) {
+    /// One finished job: its status and, when completed, its stage times.
+    pub fn finished(&self, kind: ProofKind, status: &str, stages: &[(&str, Duration)]) {
         let k = metric_label(kind);
         self.proofs.with_label_values(&[k, status]).inc();
         if status == "completed" {
-            for (stage, d) in [
-                ("queue_wait", t.queue_wait),
-                ("srs_load", t.srs_load),
-                ("synthesis", t.synthesis),
-                ("gpu", t.gpu),
-                ("total", t.total),
-            ] {
+            for &(stage, d) in stages {
                 self.stage
                     .with_label_values(&[k, stage])
                     .observe(d.as_secs_f64());

@@ -162,8 +162,12 @@ impl Output {
                 tmp: None,
             });
         }
+        // Created under the lock, so that a signal's cleanup, which takes it too,
+        // never sees the file before it is listed.
+        let mut listed = pending();
         let tmp = self.temp().map_err(|e| self.fail(&e))?;
-        pending().push((tmp.path().to_path_buf(), self.shown.clone()));
+        listed.push((tmp.path().to_path_buf(), self.shown.clone()));
+        drop(listed);
         let staged = Staged {
             out: self.clone(),
             tmp: Some(tmp),
