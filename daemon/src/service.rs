@@ -65,8 +65,8 @@ impl Daemon {
     /// again in this process): new work is refused with UNAVAILABLE, so that the
     /// caller goes to another prover instead of queueing jobs that would fail.
     fn out_of_service(&self) -> Option<String> {
-        let retired = self.jobs.prover().engine().status().out_of_service;
-        (!retired.is_empty() && retired.iter().all(|&r| r)).then(|| {
+        let in_service = self.jobs.prover().engine().has_device_in_service();
+        (!in_service).then(|| {
             format!(
                 "every device of this daemon is out of service after device errors ({}): restart the daemon, or submit to another",
                 self.backends

@@ -540,6 +540,12 @@ impl Engine {
         self.shared.cancel(id)
     }
 
+    /// Whether any device is still in service: one atomic read, for callers that
+    /// ask on every request (a full [`Engine::status`] takes every lock).
+    pub fn has_device_in_service(&self) -> bool {
+        self.shared.live_devices.load(Ordering::Acquire) > 0
+    }
+
     pub fn status(&self) -> EngineStatus {
         let adm = self.shared.admission.lock().unwrap();
         let stats = self.shared.stats.lock().unwrap();
