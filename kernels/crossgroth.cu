@@ -7,6 +7,7 @@
 #include "ec/curves.cuh"
 #include "msm/pippenger.cuh"
 #include "ntt/ntt.cuh"
+#include "setup/fixed_base.cuh"
 
 // Executes a trap: the launch fails with a sticky error that leaves the CUDA
 // context unusable. Only for tests of what the host does then

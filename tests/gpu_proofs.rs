@@ -92,6 +92,47 @@ fn cuda_proofs_match_cpu() {
     }
 }
 
+/// Parameters made with the fixed-base products on the device are bit for bit the
+/// host generator's (same toxic waste), and a cuda proof with them verifies.
+#[test]
+fn cuda_setup_matches_cpu() {
+    use crossgroth::groth16::{generate_random_parameters_with, SetupDevice, SetupOptions};
+    let Ok(backend) = CudaBackend::open() else {
+        let _ = cuda(); // reports the skip, or fails under CROSSGROTH_REQUIRE_CUDA
+        return;
+    };
+    let on_gpu = SetupOptions {
+        device: SetupDevice::Cuda(backend.device_handle()),
+        progress: None,
+    };
+    for s in ["cubic", "multi:4", "sha256:64", "chain:12"] {
+        let spec = spec(s);
+        let t = std::time::Instant::now();
+        let cpu =
+            generate_random_parameters_with(spec.blank(), &mut rng(21), &SetupOptions::default())
+                .unwrap();
+        let cpu_s = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        let gpu = generate_random_parameters_with(spec.blank(), &mut rng(21), &on_gpu).unwrap();
+        eprintln!(
+            "{s}: setup cpu {cpu_s:.3} s, cuda {:.3} s",
+            t.elapsed().as_secs_f64()
+        );
+        assert!(cpu == gpu, "{s}: cuda setup differs from the cpu's");
+    }
+    let spec = spec("sha256:64");
+    let params =
+        Arc::new(generate_random_parameters_with(spec.blank(), &mut rng(22), &on_gpu).unwrap());
+    let circuit = spec.instance(1);
+    let inputs = circuit.public_inputs();
+    let (r, s) = groth16::draw_randomness(1, &mut rng(23));
+    let proof = Prover::new(Arc::new(backend), params.clone())
+        .unwrap()
+        .prove_assignments(vec![synthesize(circuit).unwrap()], &r, &s)
+        .unwrap();
+    assert!(verifies(&params, &proof[0], &inputs));
+}
+
 /// Bases left in host memory and streamed by every MSM (as for parameter sets larger
 /// than the device) give the same proof as resident ones.
 #[test]

@@ -35,6 +35,10 @@ pub trait DeviceApi: Send + Sync + 'static {
     /// rebuilds the context.
     fn is_fatal(e: &Self::Error) -> bool;
     fn describe(&self) -> String;
+    /// Where a setup can run its fixed-base products on this device.
+    fn setup_device(_device: &Arc<Self>) -> crate::groth16::SetupDevice {
+        crate::groth16::SetupDevice::Cpu
+    }
     /// Whether the crate can stream bases from host memory.
     const STREAMS: bool = false;
     /// The most precomputed copies per base the crate makes (1: none).
@@ -316,6 +320,10 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
 
     fn device(&self) -> String {
         self.current().0.describe()
+    }
+
+    fn setup_device(&self) -> crate::groth16::SetupDevice {
+        D::setup_device(&self.current().0)
     }
 
     fn warm_up(&self) -> Result<()> {

@@ -81,6 +81,12 @@ pub trait Backend: Send + Sync {
         false
     }
 
+    /// Where a parameter setup for this backend's users can run its fixed-base
+    /// products (the host's cores unless the backend's device has kernels for it).
+    fn setup_device(&self) -> crate::groth16::SetupDevice {
+        crate::groth16::SetupDevice::Cpu
+    }
+
     /// Keeps a set of bases where `placement` says and returns what the device
     /// holds for them.
     fn prepare(&self, bases: &HostBases, placement: Placement) -> Result<DeviceBases>;

@@ -24,11 +24,57 @@ use crate::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 /// Called with (stage, done, total) as generation advances.
 pub type SetupProgress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
 
+/// Where a setup's fixed-base multiplications (every query point) run. The
+/// points are the same bit for bit on either.
+#[derive(Clone, Default)]
+pub enum SetupDevice {
+    /// The host's cores.
+    #[default]
+    Cpu,
+    /// A CUDA device (at Filecoin scale, hundreds of millions of products: the
+    /// host's cores would take most of an hour).
+    Cuda(Arc<crossgroth_cuda::CudaDevice>),
+}
+
+/// How a setup runs.
+#[derive(Clone, Default)]
+pub struct SetupOptions<'a> {
+    pub device: SetupDevice,
+    pub progress: Option<SetupProgress<'a>>,
+}
+
 /// Generates random (insecure) parameters for `circuit`'s shape.
 pub fn generate_random_parameters<C: Circuit<Scalar>, R: RngCore>(
     circuit: C,
     rng: &mut R,
     progress: Option<SetupProgress<'_>>,
+) -> Result<Parameters> {
+    let options = SetupOptions {
+        device: SetupDevice::Cpu,
+        progress,
+    };
+    generate_random_parameters_with(circuit, rng, &options)
+}
+
+/// [`generate_random_parameters`] with its multiplications where `options` says.
+pub fn generate_random_parameters_with<C: Circuit<Scalar>, R: RngCore>(
+    circuit: C,
+    rng: &mut R,
+    options: &SetupOptions<'_>,
+) -> Result<Parameters> {
+    if let Some(p) = options.progress {
+        p("recording the shape", 0, 6);
+    }
+    let (shape, _) = RecordedShape::record(circuit)?;
+    generate_random_parameters_for_shape(&shape, rng, options)
+}
+
+/// Random (insecure) parameters for a recorded shape (a caller that records a
+/// large circuit once uses the same shape for its witnesses too).
+pub fn generate_random_parameters_for_shape<R: RngCore>(
+    shape: &RecordedShape,
+    rng: &mut R,
+    options: &SetupOptions<'_>,
 ) -> Result<Parameters> {
     let nonzero = |rng: &mut R| loop {
         let x = Scalar::random(&mut *rng);
@@ -43,8 +89,7 @@ pub fn generate_random_parameters<C: Circuit<Scalar>, R: RngCore>(
     let gamma = nonzero(rng);
     let delta = nonzero(rng);
     let tau = nonzero(rng);
-    let (shape, _) = RecordedShape::record(circuit)?;
-    generate_parameters(&shape, g1, g2, [alpha, beta, gamma, delta, tau], progress)
+    generate_parameters(shape, g1, g2, [alpha, beta, gamma, delta, tau], options)
 }
 
 /// Per-variable evaluations at τ of the A, B and C polynomials.
@@ -82,7 +127,7 @@ struct FixedBase<A> {
 }
 
 macro_rules! fixed_base {
-    ($proj:ty, $aff:ty) => {
+    ($proj:ty, $aff:ty, $raw:ty, $curve:ty) => {
         impl FixedBase<$aff> {
             fn new(base: $proj) -> Self {
                 let windows: Vec<$proj> = (0..32)
@@ -120,30 +165,80 @@ macro_rules! fixed_base {
                 acc
             }
 
-            /// k·G for every k, skipping the entries `keep` rejects.
+            /// k·G for every k, skipping the entries `keep` rejects, on `device`.
             fn mul_all(
                 &self,
                 scalars: &[Scalar],
                 keep: impl Fn(usize) -> bool + Sync,
-            ) -> Vec<$aff> {
+                device: &SetupDevice,
+            ) -> Result<Vec<$aff>> {
                 let chosen: Vec<&Scalar> = scalars
                     .iter()
                     .enumerate()
                     .filter(|(i, _)| keep(*i))
                     .map(|(_, s)| s)
                     .collect();
-                let proj: Vec<$proj> = chosen.par_iter().map(|s| self.mul(s)).collect();
-                let mut out = vec![<$aff>::identity(); proj.len()];
-                out.par_chunks_mut(1 << 12)
-                    .zip(proj.par_chunks(1 << 12))
-                    .for_each(|(o, p)| <$proj>::batch_normalize(p, o));
-                out
+                let mut out = vec![<$aff>::identity(); chosen.len()];
+                match device {
+                    SetupDevice::Cpu => {
+                        out.par_chunks_mut(1 << 12)
+                            .zip(chosen.par_chunks(1 << 12))
+                            .for_each(|(o, s)| {
+                                let p: Vec<$proj> = s.iter().map(|s| self.mul(s)).collect();
+                                <$proj>::batch_normalize(&p, o)
+                            });
+                    }
+                    SetupDevice::Cuda(dev) => {
+                        let owned: Vec<Scalar>;
+                        let scalars = if chosen.len() == scalars.len() {
+                            scalars
+                        } else {
+                            owned = chosen.iter().map(|s| **s).collect();
+                            &owned
+                        };
+                        drop(chosen);
+                        // SAFETY: blstrs' Scalar and affine points are repr(transparent)
+                        // over blst's types, which the device reads and writes.
+                        let (table, scalars, out) = unsafe {
+                            (
+                                std::slice::from_raw_parts(
+                                    self.table.as_ptr() as *const $raw,
+                                    self.table.len(),
+                                ),
+                                std::slice::from_raw_parts(
+                                    scalars.as_ptr() as *const blst::blst_fr,
+                                    scalars.len(),
+                                ),
+                                std::slice::from_raw_parts_mut(
+                                    out.as_mut_ptr() as *mut $raw,
+                                    out.len(),
+                                ),
+                            )
+                        };
+                        dev.fixed_base_mul::<$curve>(table, scalars, out)
+                            .map_err(|e| Error::Backend {
+                                backend: "cuda",
+                                message: format!("setup: {e}"),
+                            })?;
+                    }
+                }
+                Ok(out)
             }
         }
     };
 }
-fixed_base!(G1Projective, G1Affine);
-fixed_base!(G2Projective, G2Affine);
+fixed_base!(
+    G1Projective,
+    G1Affine,
+    blst::blst_p1_affine,
+    crossgroth_cuda::G1
+);
+fixed_base!(
+    G2Projective,
+    G2Affine,
+    blst::blst_p2_affine,
+    crossgroth_cuda::G2
+);
 
 /// Parameters for `shape` from explicit toxic waste [α, β, γ, δ, τ] and generators.
 pub(crate) fn generate_parameters(
@@ -151,10 +246,11 @@ pub(crate) fn generate_parameters(
     g1: G1Projective,
     g2: G2Projective,
     [alpha, beta, gamma, delta, tau]: [Scalar; 5],
-    progress: Option<SetupProgress<'_>>,
+    options: &SetupOptions<'_>,
 ) -> Result<Parameters> {
+    let device = &options.device;
     let report = |stage: &str, done: usize, total: usize| {
-        if let Some(p) = progress {
+        if let Some(p) = options.progress {
             p(stage, done, total)
         }
     };
@@ -191,7 +287,7 @@ pub(crate) fn generate_parameters(
         .par_iter()
         .map(|t| *t * z_over_delta)
         .collect();
-    let h = t1.mul_all(&h_scalars, |_| true);
+    let h = t1.mul_all(&h_scalars, |_| true, device)?;
     drop(h_scalars);
     drop(taus);
 
@@ -207,13 +303,13 @@ pub(crate) fn generate_parameters(
             }
         })
         .collect();
-    let ic = t1.mul_all(&lc[..ni], |_| true);
-    let l = t1.mul_all(&lc[ni..], |_| true);
+    let ic = t1.mul_all(&lc[..ni], |_| true, device)?;
+    let l = t1.mul_all(&lc[ni..], |_| true, device)?;
     drop(lc);
 
     report("a", 4, 6);
     let a_aux = shape.a_aux_density();
-    let a = t1.mul_all(&qap.at, |v| v < ni || a_aux.get(v - ni));
+    let a = t1.mul_all(&qap.at, |v| v < ni || a_aux.get(v - ni), device)?;
     report("b", 5, 6);
     let (b_in, b_aux) = (shape.b_input_density(), shape.b_aux_density());
     let in_b = |v: usize| {
@@ -223,8 +319,8 @@ pub(crate) fn generate_parameters(
             b_aux.get(v - ni)
         }
     };
-    let b_g1 = t1.mul_all(&qap.bt, in_b);
-    let b_g2 = t2.mul_all(&qap.bt, in_b);
+    let b_g1 = t1.mul_all(&qap.bt, in_b, device)?;
+    let b_g2 = t2.mul_all(&qap.bt, in_b, device)?;
     report("done", 6, 6);
 
     let vk = VerifyingKey {

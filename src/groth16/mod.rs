@@ -10,7 +10,10 @@ mod prover;
 pub mod steps;
 mod verifier;
 
-pub use generator::{generate_random_parameters, SetupProgress};
+pub use generator::{
+    generate_random_parameters, generate_random_parameters_for_shape,
+    generate_random_parameters_with, SetupDevice, SetupOptions, SetupProgress,
+};
 pub use params::{Digest, Parameters, ParamsLengths, ReadReport, SubgroupChecks, VerifyingKey};
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{

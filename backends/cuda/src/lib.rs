@@ -169,6 +169,7 @@ struct CurveKernels {
     to_jacobian: CudaFunction,
     precompute: CudaFunction,
     bucket_merge: CudaFunction,
+    fixed_base_mul: CudaFunction,
 }
 
 /// A group's point sizes, for the code under the generic API: one copy of it
@@ -274,11 +275,13 @@ mod msm;
 mod msm_plan;
 mod ntt;
 mod profile;
+mod setup;
 mod tables;
 mod transfer;
 pub use bases::{Bases, HostBases};
 pub use field::{FqBuffer, InverseMethod};
 pub use ntt::FrBuffer;
+pub use setup::FIXED_BASE_TABLE_LEN;
 
 use transfer::Staging;
 
@@ -416,6 +419,7 @@ impl CudaDevice {
                 to_jacobian: f(&format!("{p}_msm_to_jacobian"))?,
                 precompute: f(&format!("{p}_msm_precompute"))?,
                 bucket_merge: f(&format!("{p}_msm_bucket_merge"))?,
+                fixed_base_mul: f(&format!("{p}_fixed_base_mul"))?,
             })
         };
         let k = Kernels {

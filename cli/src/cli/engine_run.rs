@@ -126,7 +126,10 @@ pub fn run(args: EngineArgs) -> Result<()> {
             let (params, loaded) = super::params::load(p, args.trust_params)?;
             (params, Some(loaded.summary()))
         }
-        None => (super::generate(args.circuit, None)?, None),
+        None => (
+            super::generate(args.circuit, None, backends[0].setup_device())?,
+            None,
+        ),
     };
     let params = Arc::new(params);
     let mut config = EngineConfig {

@@ -75,6 +75,9 @@ enum Command {
         /// Derive the toxic waste from this seed (reproducible, and even less secure).
         #[arg(long)]
         seed: Option<u64>,
+        /// Where the fixed-base products run: cpu or cuda (the same bytes either way).
+        #[arg(long, default_value = "cpu")]
+        backend: BackendKind,
     },
     /// Prove a built-in circuit; write the proof and its public inputs.
     Prove {
@@ -308,7 +311,8 @@ pub fn run() -> Result<()> {
             params,
             vk,
             seed,
-        } => setup(circuit, params, vk, seed),
+            backend,
+        } => setup(circuit, params, vk, seed, backend),
         Command::Prove {
             circuit,
             params,
@@ -410,19 +414,44 @@ pub fn run() -> Result<()> {
     }
 }
 
-fn generate(circuit: CircuitSpec, seed: Option<u64>) -> Result<Parameters> {
-    let stage = Stage::start(&format!("generating parameters for {circuit}"));
+/// Random parameters for `circuit`, their fixed-base products on `device`.
+fn generate(
+    circuit: CircuitSpec,
+    seed: Option<u64>,
+    device: groth16::SetupDevice,
+) -> Result<Parameters> {
+    let on = match device {
+        groth16::SetupDevice::Cpu => "cpu",
+        groth16::SetupDevice::Cuda(_) => "cuda",
+    };
+    let stage = Stage::start(&format!("generating parameters for {circuit} on {on}"));
     let report = |what: &str, done: usize, total: usize| stage.step(what, done, total);
+    let options = groth16::SetupOptions {
+        device,
+        progress: Some(&report),
+    };
     let params = match seed {
-        Some(s) => groth16::generate_random_parameters(
+        Some(s) => groth16::generate_random_parameters_with(
             circuit.blank(),
             &mut rand_chacha::ChaCha20Rng::seed_from_u64(s),
-            Some(&report),
+            &options,
         ),
-        None => groth16::generate_random_parameters(circuit.blank(), &mut OsRng, Some(&report)),
+        None => groth16::generate_random_parameters_with(circuit.blank(), &mut OsRng, &options),
     }?;
-    stage.finish();
+    let secs = stage.finish();
+    eprintln!("parameters for {circuit} generated on {on} in {secs:.1} s");
     Ok(params)
+}
+
+/// Where `setup --backend` runs the fixed-base products.
+fn setup_device(kind: BackendKind) -> Result<groth16::SetupDevice> {
+    match kind {
+        BackendKind::Cpu => Ok(groth16::SetupDevice::Cpu),
+        BackendKind::Cuda => {
+            Ok(open_backend_with(kind, backend_flags::backend_options())?.setup_device())
+        }
+        other => bail!("setup --backend {other}: parameters are generated on cpu or cuda"),
+    }
 }
 
 /// Refuses a circuit whose parameters would not fit in memory.
@@ -436,6 +465,7 @@ fn setup(
     path: PathBuf,
     vk: Option<PathBuf>,
     seed: Option<u64>,
+    backend: BackendKind,
 ) -> Result<()> {
     let params_out = Output::check(&path, "--params")?;
     let vk_out = vk
@@ -447,8 +477,9 @@ fn setup(
     output::check_distinct(&outs, &[])?;
     check_setup_memory(&format!("setup --circuit {circuit}"), &circuit)?;
     eprintln!("warning: `setup` makes INSECURE random parameters, for development and tests only");
+    let device = setup_device(backend)?;
     let t = Instant::now();
-    let params = generate(circuit, seed)?;
+    let params = generate(circuit, seed, device)?;
     let stage = Stage::start(&format!("writing {}", path.display()));
     // Both files complete before either replaces an old one.
     let mut staged = vec![params_out.stage(|w| Ok(params.write(w)?))?];
@@ -660,7 +691,7 @@ fn demo(circuit: CircuitSpec, backend: BackendKind) -> Result<()> {
         backend.device()
     );
     let t = Instant::now();
-    let params = Arc::new(generate(circuit, None)?);
+    let params = Arc::new(generate(circuit, None, backend.setup_device())?);
     println!(
         "  setup (insecure, random)  {:8.3} s",
         t.elapsed().as_secs_f64()

@@ -52,6 +52,9 @@ impl DeviceApi for cuda::CudaDevice {
             i.compute_capability.1
         )
     }
+    fn setup_device(device: &Arc<Self>) -> crate::groth16::SetupDevice {
+        crate::groth16::SetupDevice::Cuda(device.clone())
+    }
     const STREAMS: bool = true;
     fn max_table_copies(&self) -> u32 {
         MAX_TABLE_COPIES

@@ -14,4 +14,5 @@ mod device;
 mod field;
 mod msm;
 mod ntt;
+mod setup;
 mod tables;
