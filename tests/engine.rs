@@ -145,6 +145,30 @@ fn an_invalid_witness_fails_its_job_only() {
     assert_drained(&engine);
 }
 
+/// A benchmark job proves an unsatisfied witness (no row check, no verification);
+/// its proof does not verify, and the same circuit in a checked job still fails.
+#[test]
+fn an_unchecked_benchmark_job_proves_an_unsatisfied_witness() {
+    let params =
+        Arc::new(groth16::generate_random_parameters(Unsatisfied, &mut rng(1), None).unwrap());
+    let engine = Engine::start(config(1 << 30), cpu()).unwrap();
+    let proofs = engine
+        .submit(Job::new("bench", params.clone(), vec![Unsatisfied]).unchecked_benchmark())
+        .unwrap()
+        .wait()
+        .unwrap();
+    assert_eq!(proofs.len(), 1);
+    assert!(!verifies(&params, &proofs[0], &[Scalar::from(10u64)]));
+    let checked = engine
+        .submit(Job::new("checked", params, vec![Unsatisfied]))
+        .unwrap();
+    assert!(matches!(
+        checked.wait(),
+        Err(Error::Unsatisfied { row: 0, .. })
+    ));
+    assert_drained(&engine);
+}
+
 #[test]
 fn wait_ready_returns_once_every_device_is_warm() {
     let params = Arc::new(params_for(&spec("cubic"), 1));

@@ -34,6 +34,7 @@ pub struct Job {
     pub(crate) params: Arc<Parameters>,
     pub(crate) units: Vec<Synthesizer>,
     pub(crate) randomness: Option<(Vec<Scalar>, Vec<Scalar>)>,
+    pub(crate) checked: bool,
 }
 
 impl Job {
@@ -79,7 +80,17 @@ impl Job {
             params,
             units,
             randomness: None,
+            checked: true,
         }
+    }
+
+    /// BENCHMARK ONLY: proves circuits whose witness is not satisfied (workloads
+    /// fabricated to have a real circuit's shape and scalar mix), skipping the
+    /// check of every row and the verification of the proofs, which would refuse
+    /// them. The proofs such a job returns are never valid.
+    pub fn unchecked_benchmark(mut self) -> Self {
+        self.checked = false;
+        self
     }
 
     pub fn with_priority(mut self, priority: Priority) -> Self {
@@ -115,6 +126,8 @@ pub(crate) struct JobState {
     pub params: Arc<Parameters>,
     pub r: Vec<Scalar>,
     pub s: Vec<Scalar>,
+    /// Whether rows are checked and proofs verified (see Job::unchecked_benchmark).
+    pub checked: bool,
     pub cancelled: AtomicBool,
     pub results: Mutex<JobResults>,
 }

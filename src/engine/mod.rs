@@ -489,6 +489,7 @@ impl Engine {
             params: job.params.clone(),
             r,
             s,
+            checked: job.checked,
             cancelled: AtomicBool::new(false),
             results: Mutex::new(JobResults {
                 proofs: vec![None; n],

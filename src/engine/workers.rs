@@ -167,7 +167,7 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
             s.dispose_assignment(asg, &charge);
             continue;
         }
-        if let Some(row) = check_witness(&asg) {
+        if let Some(row) = check_witness_of(&job, &asg) {
             s.fail(
                 &job,
                 Error::Unsatisfied {
@@ -405,6 +405,15 @@ pub(crate) fn finalize(s: Arc<Shared>) {
     }
 }
 
+/// The first unsatisfied row of a checked job's assignment.
+fn check_witness_of(job: &JobState, asg: &Assignment) -> Option<usize> {
+    if job.checked {
+        check_witness(asg)
+    } else {
+        None
+    }
+}
+
 /// Verifies every proof of a finished job in one batch check and resolves it.
 fn complete(s: &Shared, job: &JobState) {
     let began = Instant::now();
@@ -418,9 +427,13 @@ fn complete(s: &Shared, job: &JobState) {
             res.public_inputs.clone(),
         )
     };
-    let pvk = prepare_verifying_key(&job.params.vk);
-    let refs: Vec<&Proof> = proofs.iter().collect();
-    let verdict = verify_proofs_batch(&pvk, &mut OsRng, &refs, &inputs);
+    let verdict = if job.checked {
+        let pvk = prepare_verifying_key(&job.params.vk);
+        let refs: Vec<&Proof> = proofs.iter().collect();
+        verify_proofs_batch(&pvk, &mut OsRng, &refs, &inputs)
+    } else {
+        Ok(true)
+    };
     s.record("verify", &job.id, 0, began);
     match verdict {
         Ok(true) => {

@@ -178,7 +178,7 @@ macro_rules! fixed_base {
                     .filter(|(i, _)| keep(*i))
                     .map(|(_, s)| s)
                     .collect();
-                let mut out = vec![<$aff>::identity(); chosen.len()];
+                let mut out = identities::<$aff>(chosen.len());
                 match device {
                     SetupDevice::Cpu => {
                         out.par_chunks_mut(1 << 12)
@@ -240,6 +240,25 @@ fixed_base!(
     crossgroth_cuda::G2
 );
 
+/// n affine identities, from zeroed pages (blst's identity is all zero bytes), so
+/// that the gigabytes of a large setup are touched by the threads that fill
+/// them rather than by one memset.
+fn identities<A: PrimeCurveAffine>(n: usize) -> Vec<A> {
+    const { assert!(std::mem::size_of::<A>() % 8 == 0 && std::mem::align_of::<A>() == 8) };
+    let words = n * (std::mem::size_of::<A>() / 8);
+    let mut zeroed = std::mem::ManuallyDrop::new(vec![0u64; words]);
+    let (ptr, cap) = (zeroed.as_mut_ptr(), zeroed.capacity());
+    assert_eq!(cap, words, "vec! allocates exactly its length");
+    let out = unsafe {
+        // SAFETY: same allocation layout (align 8, cap·8 bytes = n·size_of::<A>()),
+        // and blstrs' affine points are plain limbs whose all-zero value is the
+        // identity (checked below).
+        Vec::from_raw_parts(ptr as *mut A, n, n)
+    };
+    debug_assert!(out.iter().all(|p| bool::from(p.is_identity())));
+    out
+}
+
 /// Parameters for `shape` from explicit toxic waste [α, β, γ, δ, τ] and generators.
 pub(crate) fn generate_parameters(
     shape: &RecordedShape,
@@ -260,11 +279,29 @@ pub(crate) fn generate_parameters(
     let delta_inv = delta.invert().unwrap();
 
     report("lagrange", 0, 6);
+    let started = std::time::Instant::now();
     let taus = ntt::powers(tau, Scalar::ONE, m);
     let mut lagrange = taus.clone();
-    ntt::ntt(&mut lagrange, true)?;
+    match device {
+        SetupDevice::Cpu => ntt::ntt(&mut lagrange, true)?,
+        SetupDevice::Cuda(dev) => {
+            // SAFETY: Scalar is repr(transparent) over blst_fr.
+            let raw = unsafe {
+                std::slice::from_raw_parts_mut(lagrange.as_mut_ptr() as *mut blst::blst_fr, m)
+            };
+            dev.ntt(raw, log, true).map_err(|e| Error::Backend {
+                backend: "cuda",
+                message: format!("setup: {e}"),
+            })?
+        }
+    }
+    let lagrange_s = started.elapsed().as_secs_f64();
     let qap = evaluate_qap(shape, &lagrange);
     drop(lagrange);
+    log::info!(
+        "setup of 2^{log}: τ's powers and Lagrange coefficients in {lagrange_s:.2} s, the QAP at τ in {:.2} s",
+        started.elapsed().as_secs_f64() - lagrange_s
+    );
 
     let ni = shape.num_inputs();
     // Every aux variable must appear somewhere, or its L point is the identity.
@@ -339,7 +376,7 @@ pub(crate) fn generate_parameters(
         ("l", &l),
         ("vk.ic", &vk.ic),
     ] {
-        if let Some(i) = v.iter().position(|p| bool::from(p.is_identity())) {
+        if let Some(i) = v.par_iter().position_any(|p| bool::from(p.is_identity())) {
             return Err(Error::Invalid(format!(
                 "setup produced the identity in {what}[{i}] (an unlucky τ); run it again"
             )));
@@ -353,4 +390,20 @@ pub(crate) fn generate_parameters(
         b_g1: Arc::new(b_g1),
         b_g2: Arc::new(b_g2),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zeroed_points_are_identities() {
+        assert!(identities::<G1Affine>(1000)
+            .iter()
+            .all(|p| bool::from(p.is_identity())));
+        assert!(identities::<G2Affine>(1000)
+            .iter()
+            .all(|p| bool::from(p.is_identity())));
+        assert!(identities::<G1Affine>(0).is_empty());
+    }
 }

@@ -55,6 +55,8 @@ impl CudaDevice {
         let mut d_out = self.alloc_u64(pw * chunk, "fixed-base products")?;
         let f = &self.k.g[layout.group as usize].fixed_base_mul;
         let out_words = as_words_mut(out, pw);
+        let started = std::time::Instant::now();
+        let mut kernels = std::time::Duration::ZERO;
         for (i, part) in scalars.chunks(chunk).enumerate() {
             let n = part.len();
             let mut view = d_scalars.slice_mut(0..4 * n);
@@ -62,7 +64,11 @@ impl CudaDevice {
                 .memcpy_htod(host::fr_as_u64s(part), &mut view)
                 .map_err(|e| CudaError::driver("fixed-base scalars", e))?;
             let n32 = n as u32;
+            self.sync("fixed-base scalars")?;
+            let t = std::time::Instant::now();
             launch!(self, f, n, 128; &d_table, &d_scalars, &n32, &mut d_out);
+            self.sync("fixed-base products")?;
+            kernels += t.elapsed();
             let lo = i * chunk * pw;
             self.download_large(
                 &d_out,
@@ -70,6 +76,13 @@ impl CudaDevice {
                 "fixed-base products",
             )?;
         }
+        log::info!(
+            "{} {} fixed-base products in {:.2} s ({:.2} s of kernels)",
+            scalars.len(),
+            C::NAME,
+            started.elapsed().as_secs_f64(),
+            kernels.as_secs_f64()
+        );
         Ok(())
     }
 }

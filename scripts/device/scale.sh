@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Filecoin scale on the GPU test machine (see shared/DEVICE.md): parameters
+# generated on the GPU and proofs of satisfiable stand-ins (squaring chains) at
+# 2^24..2^27, all in memory. Build on the development machine first:
+#
+#   cargo build --release --bin crossgroth      (and the test binaries for `tests`)
+#   then copy them, stripped and xz-compressed, into .device/ and carry .device
+#
+#   scripts/device/scale.sh <step>...
+#     tests        the cuda setup tests: fixed-base products against blst
+#                  (crossgroth-cuda tests/gpu setup::) and whole parameter sets
+#                  against the host generator (tests/gpu_proofs.rs)
+#     chain:LOG[:COUNT]
+#                  bench-engine of COUNT (default 4) proofs of the 2^LOG chain on
+#                  cuda with parameters generated on the GPU in memory: the
+#                  generation's stages, the engine's stage p50/p99, throughput,
+#                  peak resident memory (JSON in $OUT/chain-LOG.json)
+#
+# Logs go to $OUT (or ./device-logs), one per step, and nvidia-smi's memory
+# figures every 2 s to gpu-memory.csv.
+set -uo pipefail
+if [ $# -eq 0 ]; then
+    sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+    exit 2
+fi
+out="${OUT:-device-logs}"
+mkdir -p "$out"
+bin=/tmp/crossgroth-bin
+mkdir -p "$bin"
+for f in .device/*.xz; do
+    b="$bin/$(basename "$f" .xz)"
+    [ -x "$b" ] || { xz -dc "$f" > "$b" && chmod +x "$b"; }
+done
+nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 2 > "$out/gpu-memory.csv" 2>/dev/null &
+smi=$!
+trap 'kill $smi 2>/dev/null' EXIT
+timed() { if [ -x /usr/bin/time ]; then /usr/bin/time -v "$@"; else "$@"; fi; }
+rc=0
+for step in "$@"; do
+    echo "== $step ($(date -u +%H:%M:%S))"
+    case "$step" in
+    tests)
+        CROSSGROTH_REQUIRE_CUDA=1 "$bin/gpu" --test-threads=1 setup:: 2>&1 | tee "$out/tests.log" || rc=1
+        CROSSGROTH_REQUIRE_CUDA=1 "$bin/gpu_proofs" --test-threads=1 cuda_setup --nocapture 2>&1 | tee -a "$out/tests.log" || rc=1
+        ;;
+    chain:*)
+        IFS=: read -r _ log count <<< "$step"
+        RUST_LOG=info timed "$bin/crossgroth" bench-engine --circuit "chain:$log" --count "${count:-4}" \
+            --backend cuda --json "$out/chain-$log.json" 2>&1 | tee "$out/chain-$log.log" || rc=1
+        ;;
+    *) echo "unknown step $step"; rc=2 ;;
+    esac
+done
+exit $rc
