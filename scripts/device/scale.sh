@@ -10,11 +10,12 @@
 #     tests        the cuda setup tests: fixed-base products against blst
 #                  (crossgroth-cuda tests/gpu setup::) and whole parameter sets
 #                  against the host generator (tests/gpu_proofs.rs)
-#     chain:LOG[:COUNT]
+#     chain:LOG[:COUNT[:BUDGET]]
 #                  bench-engine of COUNT (default 4) proofs of the 2^LOG chain on
 #                  cuda with parameters generated on the GPU in memory: the
 #                  generation's stages, the engine's stage p50/p99, throughput,
-#                  peak resident memory (JSON in $OUT/chain-LOG.json)
+#                  peak resident memory (JSON in $OUT/chain-LOG.json), under
+#                  the memory budget BUDGET (e.g. 110GiB; default 80%)
 #
 # Logs go to $OUT (or ./device-logs), one per step, and nvidia-smi's memory
 # figures every 2 s to gpu-memory.csv.
@@ -44,9 +45,9 @@ for step in "$@"; do
         CROSSGROTH_REQUIRE_CUDA=1 "$bin/gpu_proofs" --test-threads=1 cuda_setup --nocapture 2>&1 | tee -a "$out/tests.log" || rc=1
         ;;
     chain:*)
-        IFS=: read -r _ log count <<< "$step"
+        IFS=: read -r _ log count budget <<< "$step"
         RUST_LOG=info timed "$bin/crossgroth" bench-engine --circuit "chain:$log" --count "${count:-4}" \
-            --backend cuda --json "$out/chain-$log.json" 2>&1 | tee "$out/chain-$log.log" || rc=1
+            --backend cuda ${budget:+--memory-budget "$budget"} --json "$out/chain-$log.json" 2>&1 | tee "$out/chain-$log.log" || rc=1
         ;;
     *) echo "unknown step $step"; rc=2 ;;
     esac

@@ -82,14 +82,18 @@ impl Default for EngineConfig {
     }
 }
 
-/// 80% of the memory available when the engine starts (or 4 GiB if unknown).
+/// 80% of the memory this process could hold when the engine starts: what is
+/// available plus what it already holds (the budget bounds the process's whole
+/// resident memory, parameters loaded before the engine included). 4 GiB if unknown.
 pub fn default_budget() -> usize {
     let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
         m.lines()
             .find(|l| l.starts_with("MemAvailable:"))
             .and_then(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
     });
-    available.map_or(4 << 30, |kb| kb * 1024 / 10 * 8)
+    available.map_or(4 << 30, |kb| {
+        (kb * 1024 + resident_anon_bytes().unwrap_or(0)) / 10 * 8
+    })
 }
 
 /// A snapshot for operators: queue depths, memory, per-stage counters.

@@ -183,12 +183,15 @@ pub fn params_bytes(rows: u64, vars: u64, b: u64) -> u64 {
 /// Fixed cost of a run: the binary, thread stacks, allocator arenas.
 pub const BASE: u64 = 64 << 20;
 
-/// `setup`'s peak: the shape, the QAP at τ, the projective points before they are
-/// normalised, and the parameters themselves (measured: 2.5 × the file's size).
+/// `setup`'s peak: the parameters themselves, and beside them the QAP at τ (three
+/// scalars a variable), τ's powers and the Lagrange coefficients (two a domain
+/// element) and the recorded shape (about one scalar's bytes a row); the products
+/// are normalised chunk by chunk, never held projective.
 pub fn setup_bytes(spec: &CircuitSpec) -> (u64, String) {
     let (rows, vars, b) = circuit_size(spec);
+    let m = rows.max(1).next_power_of_two();
     (
-        BASE + params_bytes(rows, vars, b) * 5 / 2,
+        BASE + params_bytes(rows, vars, b) + 32 * (3 * vars + 3 * m),
         format!("{} rows", rows_text(rows)),
     )
 }
