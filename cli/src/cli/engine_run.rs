@@ -253,7 +253,7 @@ fn name_failure(
     }
 }
 
-fn print_summary(s: &RunSummary) {
+pub(super) fn print_summary(s: &RunSummary) {
     println!(
         "{} proofs in {:.2} s: {:.2} proofs/s ({:.2} proofs/s steady, after the first); peak resident memory {} (budget {})",
         s.proofs,

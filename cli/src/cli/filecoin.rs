@@ -114,6 +114,9 @@ pub enum FilecoinCommand {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+    /// BENCHMARK: PoRep C2 at a real sector size (32 GiB by default) on fabricated
+    /// vanilla proofs, parameters generated in memory; its proofs are never valid.
+    BenchPorep(super::bench_porep::BenchPoRepArgs),
 }
 
 pub fn run(command: FilecoinCommand) -> Result<()> {
@@ -168,6 +171,7 @@ pub fn run(command: FilecoinCommand) -> Result<()> {
             dir,
             seed,
         } => make_test_sector(&kind, &size, &dir, seed),
+        FilecoinCommand::BenchPorep(args) => super::bench_porep::run(args),
     }
 }
 

@@ -8,6 +8,7 @@
 //! each error is one line that says each cause once.
 
 mod backend_flags;
+mod bench_porep;
 mod client;
 mod crosscheck;
 mod engine_run;

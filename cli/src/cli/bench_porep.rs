@@ -1,0 +1,181 @@
+//! `crossgroth filecoin bench-porep`: BENCHMARK of PoRep C2 at a real sector
+//! size (32 GiB: ten partitions of ~130 M constraints) on fabricated vanilla
+//! proofs, with parameters generated in memory. The proofs it makes are never
+//! valid (the witnesses are not satisfied) and are discarded; what it measures is
+//! the prover's work on the real constraint system, densities and scalar mix.
+
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use crossgroth::backend::{open_backends, BackendKind};
+use crossgroth::engine::{Engine, EngineConfig, Job};
+use crossgroth::groth16::{self, SetupOptions};
+use crossgroth_filecoin::benchmark::PoRepBenchmark;
+use crossgroth_filecoin::registered;
+use rand_core::SeedableRng;
+
+use super::backend_flags;
+use super::progress::Stage;
+
+#[derive(clap::Args)]
+pub struct BenchPoRepArgs {
+    /// Sector size: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB.
+    #[arg(long, default_value = "32GiB")]
+    sector_size: String,
+    /// Partitions per job (default: the sector size's, 10 at 32 GiB).
+    #[arg(long)]
+    partitions: Option<usize>,
+    /// C2-shaped jobs submitted back to back.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// Backend to prove on (the parameters are generated on its device when it
+    /// has setup kernels).
+    #[arg(long, default_value_t = BackendKind::Auto)]
+    backend: BackendKind,
+    /// Upper bound for resident memory, e.g. 64GiB (default: 80% of available).
+    #[arg(long)]
+    memory_budget: Option<bytesize::ByteSize>,
+    /// Partitions synthesized at once (default: the number of cores).
+    #[arg(long)]
+    synthesis_workers: Option<usize>,
+    /// Synthesize directly instead of from the recorded shape.
+    #[arg(long)]
+    direct: bool,
+    /// Before the jobs, time one partition's synthesis both ways on one core.
+    #[arg(long)]
+    compare_synthesis: bool,
+    /// Seed of the fabricated proofs and of the parameters' toxic waste.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+pub fn run(args: BenchPoRepArgs) -> Result<()> {
+    if args.jobs == 0 {
+        bail!("--jobs must be at least 1");
+    }
+    let size = registered::parse_sector_size(&args.sector_size)?;
+    let name = registered::sector_size_name(size);
+    println!("BENCHMARK: PoRep C2 {name} on fabricated vanilla proofs; its proofs are never valid");
+    let backends = open_backends(args.backend, None, backend_flags::backend_options())?;
+
+    let stage = Stage::start(&format!("recording the {name} PoRep partition's shape"));
+    let bench = PoRepBenchmark::record(size)?;
+    stage.finish();
+    let shape = &bench.shape;
+    let log = crossgroth::synthesis::log_domain(shape.num_rows())?;
+    let (na, nb, nc) = shape.nonzeros();
+    println!(
+        "shape: {} constraints, {} inputs, {} aux (domain 2^{log}); A/B/C nonzeros {na}/{nb}/{nc}; \
+         A aux density {}, B aux density {}; recorded in {:.1} s",
+        shape.num_rows(),
+        shape.num_inputs(),
+        shape.num_aux(),
+        shape.a_aux_density().count(),
+        shape.b_aux_density().count(),
+        bench.recorded_in.as_secs_f64()
+    );
+    let partitions = match args.partitions {
+        Some(p) => p,
+        None => bench.partitions()?,
+    };
+
+    let stage = Stage::start("generating parameters (insecure, in memory)");
+    let report = |what: &str, done: usize, total: usize| stage.step(what, done, total);
+    let options = SetupOptions {
+        device: backends[0].setup_device(),
+        progress: Some(&report),
+    };
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(args.seed);
+    let params = std::sync::Arc::new(groth16::generate_random_parameters_for_shape(
+        shape, &mut rng, &options,
+    )?);
+    let setup_s = stage.finish();
+    println!(
+        "parameters: {} in memory, generated in {setup_s:.1} s ({} h, {} l, {} a, {} b points)",
+        bytesize::ByteSize(params.heap_bytes() as u64),
+        params.h.len(),
+        params.l.len(),
+        params.a.len(),
+        params.b_g1.len()
+    );
+
+    if args.compare_synthesis {
+        for recorded in [false, true] {
+            let unit = bench
+                .synthesizers(0..1, args.seed, recorded)?
+                .pop()
+                .expect("one");
+            let t = Instant::now();
+            let asg = unit()?;
+            println!(
+                "one partition synthesized {} on one core in {:.2} s ({} rows)",
+                if recorded {
+                    "from the recorded shape"
+                } else {
+                    "directly"
+                },
+                t.elapsed().as_secs_f64(),
+                asg.num_rows()
+            );
+        }
+    }
+
+    let mut config = EngineConfig {
+        placement: backend_flags::placement(),
+        ..EngineConfig::default()
+    };
+    if let Some(w) = args.synthesis_workers {
+        config.synthesis_workers = w;
+    }
+    if let Some(b) = args.memory_budget {
+        config.memory_budget = b.as_u64() as usize;
+    }
+    config.finalizer_workers = config.finalizer_workers.max(backends.len());
+    println!(
+        "engine: {} jobs × {partitions} partitions on {} ({}), {} synthesis workers, memory budget {}",
+        args.jobs,
+        backends[0].name(),
+        backends[0].device(),
+        config.synthesis_workers,
+        bytesize::ByteSize(config.memory_budget as u64)
+    );
+    let engine = Engine::start(config, backends)?;
+    engine.wait_ready();
+    let started = Instant::now();
+    let mut handles = vec![];
+    for j in 0..args.jobs {
+        let units = bench.synthesizers(0..partitions, args.seed + j as u64, !args.direct)?;
+        let job =
+            Job::from_synthesizers(format!("c2-{j}"), params.clone(), units).unchecked_benchmark();
+        handles.push(engine.submit(job)?);
+    }
+    let mut done_at = vec![];
+    for h in handles {
+        let id = h.id().to_string();
+        h.wait()?;
+        let t = started.elapsed().as_secs_f64();
+        let st = engine.status();
+        println!(
+            "{id}: done at {t:.1} s; resident {}, charged {}",
+            bytesize::ByteSize(st.memory.resident as u64),
+            bytesize::ByteSize(st.memory.charged as u64)
+        );
+        done_at.push(t);
+    }
+    let summary = engine.shutdown();
+    super::engine_run::print_summary(&summary);
+    if done_at.len() > 1 {
+        let steady = (done_at[done_at.len() - 1] - done_at[0]) / (done_at.len() - 1) as f64;
+        println!(
+            "steady state: {steady:.1} s a C2 ({} jobs after the first)",
+            done_at.len() - 1
+        );
+    }
+    println!(
+        "first C2 in {:.1} s; {} C2s in {:.1} s",
+        done_at[0],
+        done_at.len(),
+        done_at[done_at.len() - 1]
+    );
+    Ok(())
+}
