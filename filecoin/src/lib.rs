@@ -8,7 +8,9 @@
 //! accepted them. This is the only crate of crossgroth that depends on
 //! rust-fil-proofs (19.1.0, without GPU features).
 
+pub mod benchmark;
 pub mod error;
+pub mod fabricated;
 pub mod inputs;
 pub mod params;
 mod plan;
