@@ -16,6 +16,13 @@
 #                  generation's stages, the engine's stage p50/p99, throughput,
 #                  peak resident memory (JSON in $OUT/chain-LOG.json), under
 #                  the memory budget BUDGET (e.g. 110GiB; default 80%)
+#     porep:SIZE[:PARTITIONS[:JOBS[:BUDGET[:FLAG]]]]
+#                  BENCHMARK: `crossgroth filecoin bench-porep` of JOBS C2-shaped
+#                  jobs of PARTITIONS partitions (default: all of the size's)
+#                  of the real PoRep circuit of a SIZE sector (e.g. 32GiB) on
+#                  fabricated vanilla proofs (proofs never valid), parameters
+#                  generated on the GPU in memory; FLAG: compare-synthesis or
+#                  direct
 #
 # Logs go to $OUT (or ./device-logs), one per step, and nvidia-smi's memory
 # figures every 2 s to gpu-memory.csv.
@@ -48,6 +55,12 @@ for step in "$@"; do
         IFS=: read -r _ log count budget <<< "$step"
         RUST_LOG=info timed "$bin/crossgroth" bench-engine --circuit "chain:$log" --count "${count:-4}" \
             --backend cuda ${budget:+--memory-budget "$budget"} --json "$out/chain-$log.json" 2>&1 | tee "$out/chain-$log.log" || rc=1
+        ;;
+    porep:*)
+        IFS=: read -r _ size partitions jobs budget extra <<< "$step"
+        RUST_LOG=info timed "$bin/crossgroth" filecoin bench-porep --sector-size "$size" \
+            ${partitions:+--partitions "$partitions"} --jobs "${jobs:-1}" --backend cuda \
+            ${budget:+--memory-budget "$budget"} ${extra:+--$extra} 2>&1 | tee "$out/porep-$size-$partitions-$jobs-$budget.log" || rc=1
         ;;
     *) echo "unknown step $step"; rc=2 ;;
     esac

@@ -244,7 +244,7 @@ fixed_base!(
 /// that the gigabytes of a large setup are touched by the threads that fill
 /// them rather than by one memset.
 fn identities<A: PrimeCurveAffine>(n: usize) -> Vec<A> {
-    const { assert!(std::mem::size_of::<A>() % 8 == 0 && std::mem::align_of::<A>() == 8) };
+    const { assert!(std::mem::size_of::<A>().is_multiple_of(8) && std::mem::align_of::<A>() == 8) };
     let words = n * (std::mem::size_of::<A>() / 8);
     let mut zeroed = std::mem::ManuallyDrop::new(vec![0u64; words]);
     let (ptr, cap) = (zeroed.as_mut_ptr(), zeroed.capacity());

@@ -100,22 +100,27 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
     );
 
     if args.compare_synthesis {
+        use crossgroth::engine::resident_anon_bytes;
         for recorded in [false, true] {
             let unit = bench
                 .synthesizers(0..1, args.seed, recorded)?
                 .pop()
                 .expect("one");
+            let before = resident_anon_bytes().unwrap_or(0);
             let t = Instant::now();
             let asg = unit()?;
+            let secs = t.elapsed().as_secs_f64();
+            let after = resident_anon_bytes().unwrap_or(0);
             println!(
-                "one partition synthesized {} on one core in {:.2} s ({} rows)",
+                "one partition synthesized {} on one core in {secs:.2} s ({} rows): assignment {}, resident +{}",
                 if recorded {
                     "from the recorded shape"
                 } else {
                     "directly"
                 },
-                t.elapsed().as_secs_f64(),
-                asg.num_rows()
+                asg.num_rows(),
+                bytesize::ByteSize(asg.heap_bytes() as u64),
+                bytesize::ByteSize(after.saturating_sub(before) as u64),
             );
         }
     }
