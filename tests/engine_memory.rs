@@ -105,4 +105,35 @@ fn soak_then_overload() {
         summary.peak_resident_bytes / MIB
     );
     assert!(summary.peak_resident_bytes <= budget + MARGIN);
+
+    // Memory held before the engine starts (parameters, a recorded shape) leaves
+    // room for fewer circuits: a burst of 32 workers at start, before any
+    // resident-memory sample, must see it.
+    let held: Vec<u64> = std::hint::black_box(vec![1; 256 * MIB / 8]);
+    let baseline = resident_anon_bytes().unwrap_or(0);
+    let budget = baseline + 40 * MIB;
+    let engine = Engine::start(
+        EngineConfig {
+            synthesis_workers: 32,
+            memory_budget: budget,
+            ..EngineConfig::default()
+        },
+        vec![Arc::new(CpuBackend) as Arc<dyn Backend>],
+    )
+    .unwrap();
+    let proofs = engine
+        .submit(Job::new("held", params, circuits))
+        .unwrap()
+        .wait()
+        .unwrap();
+    assert_eq!(proofs.len(), 12);
+    let summary = engine.shutdown();
+    eprintln!(
+        "held: {} MiB held, budget {} MiB, peak {} MiB",
+        held.len() * 8 / MIB,
+        budget / MIB,
+        summary.peak_resident_bytes / MIB
+    );
+    assert!(summary.peak_resident_bytes <= budget + MARGIN);
+    drop(held);
 }

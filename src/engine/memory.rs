@@ -18,10 +18,12 @@ pub fn resident_anon_bytes() -> Option<usize> {
 /// What the budget knows at one moment; everything the admission rule reads.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
 pub struct MemoryState {
-    /// Bytes charged to jobs in flight.
+    /// Bytes charged to jobs in flight (estimates of syntheses still running,
+    /// measured buffers after).
     pub charged: usize,
-    /// Of those, bytes reserved for syntheses still running (not yet resident).
-    pub pending: usize,
+    /// Resident memory the last time no unit was in flight: what the process holds
+    /// besides its jobs (parameters, recorded shapes, allocator caches).
+    pub baseline: usize,
     /// Last sampled anonymous resident memory.
     pub resident: usize,
     /// True while admission is paused because resident memory crossed the high
@@ -49,24 +51,28 @@ impl Budget {
 
     /// Whether a unit needing `bytes` may start now. With nothing in flight one unit
     /// is always admitted (a unit larger than the limit is refused before this).
+    ///
+    /// What is committed is the larger of what is resident and what the process
+    /// held without jobs plus every charge: charges of running syntheses cover
+    /// what they have yet to allocate, and resident memory catches what estimates
+    /// undercount. Counting both in full would reserve a running synthesis twice.
     pub fn admits(&self, state: &mut MemoryState, bytes: usize) -> bool {
         if state.units_in_flight == 0 {
             return true;
         }
-        // Resident memory plus what running syntheses will still allocate.
-        let projected = state.resident + state.pending + bytes;
         if state.paused {
-            if (state.resident + state.pending) as f64 <= self.low_mark * self.limit as f64 {
+            if state.resident as f64 <= self.low_mark * self.limit as f64 {
                 state.paused = false;
             } else {
                 return false;
             }
         }
-        if projected > self.limit {
+        if state.resident > self.limit {
             state.paused = true;
             return false;
         }
-        state.charged + bytes <= self.limit
+        let committed = state.resident.max(state.baseline + state.charged);
+        committed + bytes <= self.limit
     }
 }
 
@@ -101,23 +107,33 @@ mod tests {
         // Nothing in flight: anything admitted (the caller refuses units > limit).
         assert!(b.admits(&mut s, 900));
         s.units_in_flight = 1;
-        s.charged = 900;
+        s.charged = 600;
         s.resident = 300;
-        assert!(!b.admits(&mut s, 200), "charges would exceed the limit");
+        assert!(!b.admits(&mut s, 500), "charges would exceed the limit");
+        assert!(b.admits(&mut s, 400));
+        // What the process held before its jobs counts: parameters of 300 leave
+        // room for one more unit of 100, not 400.
+        s.baseline = 300;
+        assert!(!b.admits(&mut s, 200));
         assert!(b.admits(&mut s, 100));
-        // Resident memory over the limit pauses admission until under 90%.
-        s.charged = 100;
+        // A running synthesis is counted once: resident growth inside its charge
+        // does not reserve it again.
+        s.resident = 850;
+        assert!(b.admits(&mut s, 100));
+        // Resident memory beyond the charges (an undercounting estimate) counts.
         s.resident = 950;
         assert!(!b.admits(&mut s, 100));
+        // Resident memory over the limit pauses admission until under 90%.
+        s.charged = 100;
+        s.baseline = 0;
+        s.resident = 1010;
+        assert!(!b.admits(&mut s, 10));
         assert!(s.paused);
         s.resident = 920;
         assert!(!b.admits(&mut s, 10), "still above the low mark");
         s.resident = 850;
         assert!(b.admits(&mut s, 10));
         assert!(!s.paused);
-        // Pending syntheses count as if already resident.
-        s.pending = 200;
-        assert!(!b.admits(&mut s, 10));
     }
 
     #[test]

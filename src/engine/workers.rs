@@ -99,10 +99,17 @@ fn admit(s: &Arc<Shared>) -> Option<(SynthTask, Arc<Charge>, usize)> {
         if let Some(head) = adm.queue.peek() {
             let estimate = adm.estimate(&head.job.params);
             let budget = adm.budget;
+            // Read now rather than from the sampler: at start there is no sample
+            // yet, and the first units of a burst must see what is already held.
+            if let Some(r) = resident_anon_bytes() {
+                adm.mem.resident = r;
+                if adm.mem.units_in_flight == 0 {
+                    adm.mem.baseline = r;
+                }
+            }
             if budget.admits(&mut adm.mem, estimate) {
                 let task = adm.queue.pop().unwrap();
                 adm.mem.charged += estimate;
-                adm.mem.pending += estimate;
                 adm.mem.units_in_flight += 1;
                 let charge = Arc::new(Charge {
                     shared: s.clone(),
@@ -135,7 +142,6 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
         let actual = result.as_ref().map_or(0, assignment_bytes);
         {
             let mut adm = s.admission.lock().unwrap();
-            adm.mem.pending -= estimate.min(adm.mem.pending);
             if actual > estimate {
                 // Allocated already: charge the excess so the budget stays truthful.
                 adm.mem.charged += actual - estimate;
