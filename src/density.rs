@@ -11,6 +11,11 @@ pub struct Density {
 }
 
 impl Density {
+    /// Bytes of the bit vector.
+    pub fn heap_bytes(&self) -> usize {
+        self.words.capacity() * 8
+    }
+
     pub fn new() -> Self {
         Self::default()
     }

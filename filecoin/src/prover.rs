@@ -224,7 +224,7 @@ impl FilecoinProver {
                 partitions: plan.partitions,
                 row,
                 name: path
-                    .or_else(|| shape.and_then(|s| s.row_name(row)).map(str::to_string))
+                    .or_else(|| shape.and_then(|s| s.row_name(row)))
                     .filter(|n| !n.is_empty()),
             },
             e @ Error::ParamsMismatch { .. } => FilecoinError::Params {

@@ -67,7 +67,7 @@ fn check(request: &PoStRequest, kind: &str) {
     let (shape, _) = RecordedShape::record(circuit.clone()).unwrap();
     assert_eq!(shape.num_rows(), rows, "{kind}: same rows both ways");
     let recorded: Vec<String> = (0..rows)
-        .map(|row| shape.row_name(row).unwrap_or("").to_string())
+        .map(|row| shape.row_name(row).unwrap_or_default())
         .collect();
     let (named, recorded) = (by_sector(&names), by_sector(&recorded));
     for row in 0..rows {

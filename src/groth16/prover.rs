@@ -110,7 +110,7 @@ impl Prover {
     ) -> Result<Vec<Proof>> {
         check_randomness(circuits.len(), r, s)?;
         let asgs = shape.synthesize_batch(circuits)?;
-        self.prove_named(asgs, r, s, |row| shape.row_name(row).map(str::to_string))
+        self.prove_named(asgs, r, s, |row| shape.row_name(row))
     }
 
     /// Proves already synthesized assignments of one shape.

@@ -10,6 +10,7 @@
 mod check;
 mod prover_cs;
 mod recorded;
+mod row_names;
 
 pub use check::check_witness;
 use prover_cs::NamedSynthesis;

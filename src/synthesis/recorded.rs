@@ -12,6 +12,7 @@ use blst::blst_fr;
 use ff::Field;
 use rayon::prelude::*;
 
+use super::row_names::RowNames;
 use super::{enforce_input_rows, guard_panics, Assignment};
 use crate::density::Density;
 use crate::error::{Error, Result};
@@ -89,7 +90,7 @@ pub struct RecordedShape {
     a_aux_density: Density,
     b_input_density: Density,
     b_aux_density: Density,
-    row_names: Vec<String>,
+    row_names: RowNames,
 }
 
 impl RecordedShape {
@@ -238,8 +239,22 @@ impl RecordedShape {
         (self.a.nonzeros(), self.b.nonzeros(), self.c.nonzeros())
     }
     /// Namespace path of `row`, as the circuit named it.
-    pub fn row_name(&self, row: usize) -> Option<&str> {
-        self.row_names.get(row).map(|s| s.as_str())
+    pub fn row_name(&self, row: usize) -> Option<String> {
+        self.row_names.get(row)
+    }
+    /// Bytes the shape holds: matrices, coefficients, densities and row names.
+    pub fn heap_bytes(&self) -> usize {
+        let csr =
+            |m: &Csr| m.row_start.capacity() * 8 + (m.col.capacity() + m.coeff.capacity()) * 4;
+        let density = |d: &Density| d.heap_bytes();
+        csr(&self.a)
+            + csr(&self.b)
+            + csr(&self.c)
+            + self.coeffs.capacity() * std::mem::size_of::<Scalar>()
+            + density(&self.a_aux_density)
+            + density(&self.b_input_density)
+            + density(&self.b_aux_density)
+            + self.row_names.heap_bytes()
     }
     pub fn a_aux_density(&self) -> &Density {
         &self.a_aux_density
@@ -265,8 +280,7 @@ pub struct ShapeRecorder {
     a_aux_density: Density,
     b_input_density: Density,
     b_aux_density: Density,
-    namespace: Vec<String>,
-    row_names: Vec<String>,
+    row_names: RowNames,
 }
 
 impl ShapeRecorder {
@@ -336,7 +350,11 @@ impl ShapeRecorder {
             a_aux_density: self.a_aux_density,
             b_input_density: self.b_input_density,
             b_aux_density: self.b_aux_density,
-            row_names: self.row_names,
+            row_names: {
+                let mut names = self.row_names;
+                names.finish();
+                names
+            },
         };
         (shape, self.input, self.aux)
     }
@@ -372,8 +390,7 @@ impl ConstraintSystem<Scalar> for ShapeRecorder {
             a_aux_density: Density::new(),
             b_input_density: Density::new(),
             b_aux_density: Density::new(),
-            namespace: vec![],
-            row_names: vec![],
+            row_names: RowNames::default(),
         };
         assert_eq!(rec.coeff_id(&Scalar::ONE), COEFF_ONE);
         assert_eq!(rec.coeff_id(&-Scalar::ONE), COEFF_MINUS_ONE);
@@ -413,8 +430,7 @@ impl ConstraintSystem<Scalar> for ShapeRecorder {
         LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
-        let path = super::row_path(&self.namespace, annotation().into());
-        self.row_names.push(path);
+        self.row_names.push_row(annotation().into());
         let a = a(LinearCombination::zero());
         let b = b(LinearCombination::zero());
         let c = c(LinearCombination::zero());
@@ -428,11 +444,11 @@ impl ConstraintSystem<Scalar> for ShapeRecorder {
         NR: Into<String>,
         N: FnOnce() -> NR,
     {
-        self.namespace.push(name_fn().into());
+        self.row_names.push_namespace(name_fn().into());
     }
 
     fn pop_namespace(&mut self) {
-        self.namespace.pop();
+        self.row_names.pop_namespace();
     }
 
     fn get_root(&mut self) -> &mut Self::Root {

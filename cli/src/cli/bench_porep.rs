@@ -66,13 +66,14 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
     let (na, nb, nc) = shape.nonzeros();
     println!(
         "shape: {} constraints, {} inputs, {} aux (domain 2^{log}); A/B/C nonzeros {na}/{nb}/{nc}; \
-         A aux density {}, B aux density {}; recorded in {:.1} s",
+         A aux density {}, B aux density {}; recorded in {:.1} s, holding {}",
         shape.num_rows(),
         shape.num_inputs(),
         shape.num_aux(),
         shape.a_aux_density().count(),
         shape.b_aux_density().count(),
-        bench.recorded_in.as_secs_f64()
+        bench.recorded_in.as_secs_f64(),
+        bytesize::ByteSize(shape.heap_bytes() as u64)
     );
     let partitions = match args.partitions {
         Some(p) => p,

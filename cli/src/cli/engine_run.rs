@@ -231,7 +231,7 @@ fn name_failure(
     if let Some(name) = recorded.and_then(|r| r.row_name(row)) {
         return Error::Unsatisfied {
             row,
-            path: Some(name.to_string()).filter(|p| !p.is_empty()),
+            path: Some(name).filter(|p| !p.is_empty()),
             circuit: place,
         };
     }
