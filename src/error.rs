@@ -100,10 +100,11 @@ pub enum Error {
     #[error("job {0} was cancelled")]
     Cancelled(String),
 
-    #[error("job {id}: one circuit needs about {needed} bytes, more than the whole memory budget of {budget} bytes")]
+    #[error("job {id}: one circuit needs about {needed} bytes beside the {held} bytes the process holds without jobs (parameters, shapes), more than the memory budget of {budget} bytes")]
     JobTooLarge {
         id: String,
         needed: usize,
+        held: usize,
         budget: usize,
     },
 

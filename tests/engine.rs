@@ -250,6 +250,18 @@ fn submissions_are_checked() {
         .submit(job("big", &params, "cubic", 0..1).0)
         .unwrap_err();
     assert!(matches!(e, Error::JobTooLarge { .. }), "{e}");
+    if let Some(resident) = crossgroth::engine::resident_anon_bytes() {
+        // What the process holds counts: a budget that the test binary alone
+        // fills refuses even a circuit that would fit an empty process.
+        let held = Engine::start(config(resident / 2), cpu()).unwrap();
+        let e = held
+            .submit(job("held", &params, "cubic", 0..1).0)
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::JobTooLarge { held, .. } if held > 0),
+            "{e}"
+        );
+    }
 }
 
 #[test]

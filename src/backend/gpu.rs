@@ -376,6 +376,12 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
             .map_err(|e| self.fail(e, generation))
     }
 
+    /// Only `a` grows on the host, to H's m − 1 coefficients; the device does the rest.
+    fn h_host_bytes(&self, rows: usize) -> usize {
+        let m = rows.max(1).next_power_of_two();
+        (m - 1).saturating_sub(rows) * std::mem::size_of::<Scalar>()
+    }
+
     fn compute_h(
         &self,
         a: &mut Vec<Scalar>,

@@ -118,6 +118,15 @@ pub trait Backend: Send + Sync {
         0
     }
 
+    /// Host bytes [`Backend::compute_h`] allocates beyond the assignment's a, b and c
+    /// of `rows` evaluations each (padding to the domain, host scratch), so that
+    /// the engine's admission charges them. The CPU pads all three to the domain
+    /// and keeps two coset tables of its size.
+    fn h_host_bytes(&self, rows: usize) -> usize {
+        let m = rows.max(1).next_power_of_two();
+        (3 * (m - rows) + 2 * m) * std::mem::size_of::<Scalar>()
+    }
+
     /// In-place radix-2 NTT of a power-of-two-length vector (inverse includes the
     /// division by its length).
     fn ntt(&self, values: &mut [Scalar], inverse: bool) -> Result<()>;

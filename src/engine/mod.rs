@@ -125,6 +125,8 @@ struct Admission {
     seq: u64,
     /// Bytes per circuit, by parameter set, calibrated from measured assignments.
     estimates: HashMap<usize, usize>,
+    /// The engine's backends, for the host bytes their H computation adds.
+    backends: Vec<Arc<dyn Backend>>,
 }
 
 impl Admission {
@@ -134,7 +136,17 @@ impl Admission {
         self.estimates
             .get(&(Arc::as_ptr(params) as usize))
             .copied()
-            .unwrap_or_else(|| initial_estimate(params))
+            .unwrap_or_else(|| initial_estimate(params) + self.h_host_bytes(params.h.len() + 1))
+    }
+
+    /// Host bytes the H computation of a circuit of `rows` constraints adds, on
+    /// whichever of the engine's backends takes it.
+    fn h_host_bytes(&self, rows: usize) -> usize {
+        self.backends
+            .iter()
+            .map(|b| b.h_host_bytes(rows))
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -364,12 +376,13 @@ impl Shared {
     }
 }
 
-/// Estimated peak bytes of one circuit of `params`' shape: a, b, c padded to the
-/// domain, the variables, and the CPU H computation's two coset tables.
+/// Estimated peak bytes of one circuit of `params`' shape before its H
+/// computation: a, b, c of at most the domain's length each, and the variables
+/// (twice: vectors grow by doubling).
 fn initial_estimate(params: &Parameters) -> usize {
     let m = params.h.len() + 1;
     let vars = params.vk.ic.len() + params.l.len();
-    (5 * m + 2 * vars) * std::mem::size_of::<crate::Scalar>()
+    (3 * m + 2 * vars) * std::mem::size_of::<crate::Scalar>()
 }
 
 pub struct Engine {
@@ -402,6 +415,7 @@ impl Engine {
                 queue: BinaryHeap::new(),
                 seq: 0,
                 estimates: HashMap::new(),
+                backends: backends.clone(),
             }),
             admission_cv: Condvar::new(),
             device_queue: Mutex::new(BinaryHeap::new()),
@@ -476,12 +490,23 @@ impl Engine {
             return Err(Error::EmptyBatch);
         }
         let (r, s) = job.take_randomness()?;
-        let estimate = self.shared.admission.lock().unwrap().estimate(&job.params);
+        // A unit is always admitted when none is in flight, so a circuit that
+        // cannot fit beside what the process already holds is refused here.
+        let (estimate, held) = {
+            let adm = self.shared.admission.lock().unwrap();
+            let held = if adm.mem.units_in_flight == 0 {
+                memory::resident_anon_bytes().unwrap_or(0)
+            } else {
+                adm.mem.baseline
+            };
+            (adm.estimate(&job.params), held)
+        };
         let budget = self.shared.config.memory_budget;
-        if estimate > budget {
+        if held + estimate > budget {
             return Err(Error::JobTooLarge {
                 id: job.id,
                 needed: estimate,
+                held,
                 budget,
             });
         }

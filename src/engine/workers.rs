@@ -150,8 +150,8 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
                     .fetch_add(actual - estimate, Ordering::AcqRel);
             }
             if let Ok(asg) = &result {
-                // Calibrate: measured vectors plus the H computation's transient tables.
-                let transient = 2 * asg.a.len().next_power_of_two() * std::mem::size_of::<Scalar>();
+                // Calibrate: measured vectors plus what the H computation adds.
+                let transient = adm.h_host_bytes(asg.a.len());
                 let key = Arc::as_ptr(&job.params) as usize;
                 let e = adm.estimates.entry(key).or_insert(0);
                 *e = (*e).max(actual + transient);

@@ -57,6 +57,14 @@ impl Csr {
     fn nonzeros(&self) -> usize {
         self.col.len()
     }
+
+    /// Gives back what growing by doubling over-allocated (near half of a
+    /// 2^27-row shape's terms).
+    fn shrink(&mut self) {
+        self.row_start.shrink_to_fit();
+        self.col.shrink_to_fit();
+        self.coeff.shrink_to_fit();
+    }
 }
 
 /// A variable of the recorded shape.
@@ -338,7 +346,11 @@ impl ShapeRecorder {
         m.row_start.push(m.col.len());
     }
 
-    fn finish(self, num_user_rows: usize) -> (RecordedShape, Vec<Scalar>, Vec<Scalar>) {
+    fn finish(mut self, num_user_rows: usize) -> (RecordedShape, Vec<Scalar>, Vec<Scalar>) {
+        for m in [&mut self.a, &mut self.b, &mut self.c] {
+            m.shrink();
+        }
+        self.coeffs.shrink_to_fit();
         let shape = RecordedShape {
             num_inputs: self.input.len(),
             num_aux: self.aux.len(),
