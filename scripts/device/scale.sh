@@ -21,8 +21,10 @@
 #                  jobs of PARTITIONS partitions (default: all of the size's)
 #                  of the real PoRep circuit of a SIZE sector (e.g. 32GiB) on
 #                  fabricated vanilla proofs (proofs never valid), parameters
-#                  generated on the GPU in memory; FLAG: compare-synthesis or
-#                  direct
+#                  generated on the GPU in memory; FLAG: bench-porep flags
+#                  joined by +, e.g. compare-synthesis, direct, or
+#                  compare-synthesis+synthesis-only (one partition synthesized
+#                  both ways, then stop)
 #
 # Logs go to $OUT (or ./device-logs), one per step, and nvidia-smi's memory
 # figures every 2 s to gpu-memory.csv.
@@ -60,7 +62,7 @@ for step in "$@"; do
         IFS=: read -r _ size partitions jobs budget extra <<< "$step"
         RUST_LOG=info timed "$bin/crossgroth" filecoin bench-porep --sector-size "$size" \
             ${partitions:+--partitions "$partitions"} --jobs "${jobs:-1}" --backend cuda \
-            ${budget:+--memory-budget "$budget"} ${extra:+--$extra} 2>&1 | tee "$out/porep-$size-$partitions-$jobs-$budget.log" || rc=1
+            ${budget:+--memory-budget "$budget"} ${extra:+--${extra//+/ --}} 2>&1 | tee "$out/porep-$size-$partitions-$jobs-$budget.log" || rc=1
         ;;
     *) echo "unknown step $step"; rc=2 ;;
     esac

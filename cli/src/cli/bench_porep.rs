@@ -41,9 +41,13 @@ pub struct BenchPoRepArgs {
     /// Synthesize directly instead of from the recorded shape.
     #[arg(long)]
     direct: bool,
-    /// Before the jobs, time one partition's synthesis both ways on one core.
+    /// Before the jobs, time one partition's synthesis both ways (wall time and
+    /// the process's core-seconds).
     #[arg(long)]
     compare_synthesis: bool,
+    /// Stop after the synthesis comparison: no parameters, no proofs.
+    #[arg(long, requires = "compare_synthesis")]
+    synthesis_only: bool,
     /// Seed of the fabricated proofs and of the parameters' toxic waste.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -80,6 +84,41 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
         None => bench.partitions()?,
     };
 
+    if args.compare_synthesis {
+        use crossgroth::engine::resident_anon_bytes;
+        for recorded in [false, true] {
+            let unit = bench
+                .synthesizers(0..1, args.seed, recorded)?
+                .pop()
+                .expect("one");
+            let before = resident_anon_bytes().unwrap_or(0);
+            let cpu = process_cpu_seconds();
+            let t = Instant::now();
+            let asg = unit()?;
+            let secs = t.elapsed().as_secs_f64();
+            let cpu = match (cpu, process_cpu_seconds()) {
+                (Some(a), Some(b)) => format!("{:.1} core-seconds", b - a),
+                _ => "core-seconds not measured on this system".into(),
+            };
+            let after = resident_anon_bytes().unwrap_or(0);
+            println!(
+                "one partition synthesized {} in {secs:.2} s, {cpu} ({} rows): assignment {}, resident +{}",
+                if recorded {
+                    "from the recorded shape"
+                } else {
+                    "directly"
+                },
+                asg.num_rows(),
+                bytesize::ByteSize(asg.heap_bytes() as u64),
+                bytesize::ByteSize(after.saturating_sub(before) as u64),
+            );
+        }
+    }
+
+    if args.synthesis_only {
+        return Ok(());
+    }
+
     let stage = Stage::start("generating parameters (insecure, in memory)");
     let report = |what: &str, done: usize, total: usize| stage.step(what, done, total);
     let options = SetupOptions {
@@ -99,32 +138,6 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
         params.a.len(),
         params.b_g1.len()
     );
-
-    if args.compare_synthesis {
-        use crossgroth::engine::resident_anon_bytes;
-        for recorded in [false, true] {
-            let unit = bench
-                .synthesizers(0..1, args.seed, recorded)?
-                .pop()
-                .expect("one");
-            let before = resident_anon_bytes().unwrap_or(0);
-            let t = Instant::now();
-            let asg = unit()?;
-            let secs = t.elapsed().as_secs_f64();
-            let after = resident_anon_bytes().unwrap_or(0);
-            println!(
-                "one partition synthesized {} on one core in {secs:.2} s ({} rows): assignment {}, resident +{}",
-                if recorded {
-                    "from the recorded shape"
-                } else {
-                    "directly"
-                },
-                asg.num_rows(),
-                bytesize::ByteSize(asg.heap_bytes() as u64),
-                bytesize::ByteSize(after.saturating_sub(before) as u64),
-            );
-        }
-    }
 
     let mut config = EngineConfig {
         placement: backend_flags::placement(),
@@ -184,4 +197,21 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
         done_at[done_at.len() - 1]
     );
     Ok(())
+}
+
+/// User and system CPU time of the whole process so far, in seconds.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn process_cpu_seconds() -> Option<f64> {
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        (libc::getrusage(libc::RUSAGE_SELF, &mut u) == 0).then_some(u)
+    }?;
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    Some(secs(usage.ru_utime) + secs(usage.ru_stime))
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn process_cpu_seconds() -> Option<f64> {
+    None
 }
