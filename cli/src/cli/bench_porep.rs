@@ -112,6 +112,9 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
                 bytesize::ByteSize(asg.heap_bytes() as u64),
                 bytesize::ByteSize(after.saturating_sub(before) as u64),
             );
+            if recorded {
+                print_scalar_mix(&asg);
+            }
         }
     }
 
@@ -214,4 +217,41 @@ fn process_cpu_seconds() -> Option<f64> {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn process_cpu_seconds() -> Option<f64> {
     None
+}
+
+/// How many of the MSMs' aux scalars are 0, 1 or wider: sums of bases for the
+/// 0/1 scalars are plain additions, far cheaper than a bucket MSM.
+fn print_scalar_mix(asg: &crossgroth::synthesis::Assignment) {
+    use ff::Field;
+    use rayon::prelude::*;
+    let mix = |density: Option<&crossgroth::density::Density>| {
+        asg.aux
+            .par_iter()
+            .enumerate()
+            .filter(|(i, _)| density.is_none_or(|d| d.get(*i)))
+            .map(|(_, s)| {
+                if s.is_zero_vartime() {
+                    (1usize, 0usize, 0usize)
+                } else if *s == crossgroth::Scalar::ONE {
+                    (0, 1, 0)
+                } else {
+                    (0, 0, 1)
+                }
+            })
+            .reduce(|| (0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2))
+    };
+    for (name, density) in [
+        ("L", None),
+        ("A", Some(&asg.a_aux_density)),
+        ("B", Some(&asg.b_aux_density)),
+    ] {
+        let (zero, one, wide) = mix(density);
+        let n = (zero + one + wide).max(1) as f64;
+        println!(
+            "{name} aux scalars: {zero} zero ({:.1}%), {one} one ({:.1}%), {wide} wider ({:.1}%)",
+            100.0 * zero as f64 / n,
+            100.0 * one as f64 / n,
+            100.0 * wide as f64 / n
+        );
+    }
 }
