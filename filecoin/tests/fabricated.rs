@@ -272,7 +272,10 @@ fn count<C: Circuit<Scalar>>(circuit: C, evaluate: bool) -> Counter {
     cs
 }
 
+/// A scale check (two passes over ~2^27 rows): the tree layouts of 32 GiB are
+/// covered at 2, 16 and 32 KiB by the tests above.
 #[test]
+#[ignore = "two minutes of counting: run with --include-ignored"]
 fn fabricated_32gib_partition_counts_match_the_blank_circuit() {
     let proof = Registered::for_sector_size(GIB32).unwrap().seal;
     let config = proof.as_v1_config();
