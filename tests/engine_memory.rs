@@ -21,23 +21,26 @@ fn mean(v: &[(f64, usize)]) -> f64 {
     v.iter().map(|s| s.1 as f64).sum::<f64>() / v.len().max(1) as f64
 }
 
+/// An engine on the CPU backend with `workers` synthesis workers under `budget`.
+fn cpu_engine(workers: usize, budget: usize) -> Engine {
+    Engine::start(
+        EngineConfig {
+            synthesis_workers: workers,
+            memory_budget: budget,
+            ..EngineConfig::default()
+        },
+        vec![Arc::new(CpuBackend) as Arc<dyn Backend>],
+    )
+    .unwrap()
+}
+
 #[test]
 fn soak_then_overload() {
-    let cpu: Vec<Arc<dyn Backend>> = vec![Arc::new(CpuBackend)];
-
     // Soak: 300 proofs of a 2^10-row chain, 30 jobs of 10.
     let params = Arc::new(params_for(&spec("chain:10"), 1));
     let baseline = resident_anon_bytes().unwrap_or(0);
     let budget = baseline + 48 * MIB;
-    let engine = Engine::start(
-        EngineConfig {
-            synthesis_workers: 2,
-            memory_budget: budget,
-            ..EngineConfig::default()
-        },
-        cpu.clone(),
-    )
-    .unwrap();
+    let engine = cpu_engine(2, budget);
     let handles: Vec<_> = (0..30u64)
         .map(|j| {
             let circuits: Vec<_> = (0..10)
@@ -80,15 +83,7 @@ fn soak_then_overload() {
     let params = Arc::new(params_for(&spec("sha256:64"), 2));
     let baseline = resident_anon_bytes().unwrap_or(0);
     let budget = baseline + 40 * MIB;
-    let engine = Engine::start(
-        EngineConfig {
-            synthesis_workers: 32,
-            memory_budget: budget,
-            ..EngineConfig::default()
-        },
-        cpu,
-    )
-    .unwrap();
+    let engine = cpu_engine(32, budget);
     let circuits: Vec<_> = (0..12).map(|i| spec("sha256:64").instance(i)).collect();
     let (r, s) = groth16::draw_randomness(12, &mut rng(3));
     let proofs = engine
@@ -112,15 +107,7 @@ fn soak_then_overload() {
     let held: Vec<u64> = std::hint::black_box(vec![1; 256 * MIB / 8]);
     let baseline = resident_anon_bytes().unwrap_or(0);
     let budget = baseline + 40 * MIB;
-    let engine = Engine::start(
-        EngineConfig {
-            synthesis_workers: 32,
-            memory_budget: budget,
-            ..EngineConfig::default()
-        },
-        vec![Arc::new(CpuBackend) as Arc<dyn Backend>],
-    )
-    .unwrap();
+    let engine = cpu_engine(32, budget);
     let proofs = engine
         .submit(Job::new("held", params, circuits))
         .unwrap()
