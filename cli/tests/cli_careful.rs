@@ -172,9 +172,13 @@ fn an_interrupted_setup_leaves_the_old_file_untouched() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // Wait until the new file is being written.
+        // Wait until the new file is being written: bytes in it, since the
+        // writability check at start creates (and removes) an empty one.
         let t = Instant::now();
-        while tmp_files(d).is_empty() {
+        while !tmp_files(d)
+            .iter()
+            .any(|n| std::fs::metadata(d.join(n)).is_ok_and(|m| m.len() > 0))
+        {
             assert!(t.elapsed() < Duration::from_secs(60), "no write started");
             std::thread::sleep(Duration::from_millis(2));
         }
