@@ -123,18 +123,20 @@ fn evaluate_qap(shape: &RecordedShape, lagrange: &[Scalar]) -> QapAtTau {
 
 /// A fixed-base table: d·2^(bits·w)·G for every window w of `bits` bits and digit
 /// d. The device's kernel takes 8-bit windows (a table that stays in its L2
-/// cache); the CPU takes 16-bit windows, half the additions a product for a
-/// table of 96 MB (G1) that its caches cannot hold.
+/// cache); the CPU takes 16-bit windows for large setups, half the additions a
+/// product for a table of 96 MB (G1) that its caches cannot hold.
 struct FixedBase<A> {
     table: Vec<A>,
     bits: usize,
 }
 
-/// Window bits of the fixed-base table for `device`.
-fn window_bits(device: &SetupDevice) -> usize {
+/// Window bits of the fixed-base table for `device` and a domain of `m`: a
+/// 16-bit table costs about a million additions to build, repaid from about
+/// 2^18 products on.
+fn window_bits(device: &SetupDevice, m: usize) -> usize {
     match device {
-        SetupDevice::Cpu => 16,
-        SetupDevice::Cuda(_) => 8,
+        SetupDevice::Cpu if m >= 1 << 18 => 16,
+        _ => 8,
     }
 }
 
@@ -336,7 +338,7 @@ pub(crate) fn generate_parameters(
     }
 
     report("tables", 1, 6);
-    let bits = window_bits(device);
+    let bits = window_bits(device, m);
     let t1 = FixedBase::<G1Affine>::new(g1, bits);
     let t2 = FixedBase::<G2Affine>::new(g2, bits);
 
