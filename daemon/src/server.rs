@@ -74,6 +74,8 @@ impl Server {
                 0 => defaults.synthesis_workers,
                 n => n,
             },
+            // Idle parameter sets are evicted under pressure (evict_loop).
+            held_memory_evictable: true,
             ..defaults
         };
         let engine = Engine::start(engine_config, backends.clone())?;

@@ -65,6 +65,11 @@ pub struct EngineConfig {
     /// Set glibc's mmap threshold to 1 MiB for the whole process (default on), so
     /// freed buffers leave resident memory at once instead of staying in arenas.
     pub tune_allocator: bool,
+    /// Whether what the process holds beside its jobs can be freed on demand (a
+    /// daemon evicting idle parameter sets under pressure). Off, a circuit that
+    /// cannot fit beside it is refused at submission; on, it is admitted alone
+    /// and the eviction makes room.
+    pub held_memory_evictable: bool,
 }
 
 impl Default for EngineConfig {
@@ -78,6 +83,7 @@ impl Default for EngineConfig {
             deallocators: 2,
             placement: PlacementConfig::default(),
             tune_allocator: true,
+            held_memory_evictable: false,
         }
     }
 }
@@ -491,7 +497,8 @@ impl Engine {
         }
         let (r, s) = job.take_randomness()?;
         // A unit is always admitted when none is in flight, so a circuit that
-        // cannot fit beside what the process already holds is refused here.
+        // cannot fit beside what the process already holds is refused here,
+        // unless that can be evicted.
         let (estimate, held) = {
             let adm = self.shared.admission.lock().unwrap();
             let held = if adm.mem.units_in_flight == 0 {
@@ -502,7 +509,12 @@ impl Engine {
             (adm.estimate(&job.params), held)
         };
         let budget = self.shared.config.memory_budget;
-        if held + estimate > budget {
+        let counted = if self.shared.config.held_memory_evictable {
+            0
+        } else {
+            held
+        };
+        if counted + estimate > budget {
             return Err(Error::JobTooLarge {
                 id: job.id,
                 needed: estimate,
