@@ -131,29 +131,29 @@ struct Admission {
     seq: u64,
     /// Bytes per circuit, by parameter set, calibrated from measured assignments.
     estimates: HashMap<usize, usize>,
-    /// The engine's backends, for the host bytes their H computation adds.
-    backends: Vec<Arc<dyn Backend>>,
 }
 
 impl Admission {
     /// Bytes one circuit of `params`' shape is expected to need: calibrated from
     /// measured runs once there are some, else estimated from the shape.
-    fn estimate(&self, params: &Arc<Parameters>) -> usize {
+    fn estimate(&self, params: &Arc<Parameters>, backends: &[Arc<dyn Backend>]) -> usize {
         self.estimates
             .get(&(Arc::as_ptr(params) as usize))
             .copied()
-            .unwrap_or_else(|| initial_estimate(params) + self.h_host_bytes(params.h.len() + 1))
+            .unwrap_or_else(|| {
+                initial_estimate(params) + h_host_bytes(backends, params.h.len() + 1)
+            })
     }
+}
 
-    /// Host bytes the H computation of a circuit of `rows` constraints adds, on
-    /// whichever of the engine's backends takes it.
-    fn h_host_bytes(&self, rows: usize) -> usize {
-        self.backends
-            .iter()
-            .map(|b| b.h_host_bytes(rows))
-            .max()
-            .unwrap_or(0)
-    }
+/// Host bytes the H computation of a circuit of `rows` constraints adds, on
+/// whichever of `backends` takes it.
+fn h_host_bytes(backends: &[Arc<dyn Backend>], rows: usize) -> usize {
+    backends
+        .iter()
+        .map(|b| b.h_host_bytes(rows))
+        .max()
+        .unwrap_or(0)
 }
 
 pub(crate) struct Shared {
@@ -421,7 +421,6 @@ impl Engine {
                 queue: BinaryHeap::new(),
                 seq: 0,
                 estimates: HashMap::new(),
-                backends: backends.clone(),
             }),
             admission_cv: Condvar::new(),
             device_queue: Mutex::new(BinaryHeap::new()),
@@ -506,7 +505,7 @@ impl Engine {
             } else {
                 adm.mem.baseline
             };
-            (adm.estimate(&job.params), held)
+            (adm.estimate(&job.params, &self.shared.backends), held)
         };
         let budget = self.shared.config.memory_budget;
         let counted = if self.shared.config.held_memory_evictable {

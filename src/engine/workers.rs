@@ -97,7 +97,7 @@ fn admit(s: &Arc<Shared>) -> Option<(SynthTask, Arc<Charge>, usize)> {
             adm.queue.pop();
         }
         if let Some(head) = adm.queue.peek() {
-            let estimate = adm.estimate(&head.job.params);
+            let estimate = adm.estimate(&head.job.params, &s.backends);
             let budget = adm.budget;
             // Read now rather than from the sampler: at start there is no sample
             // yet, and the first units of a burst must see what is already held.
@@ -151,7 +151,7 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
             }
             if let Ok(asg) = &result {
                 // Calibrate: measured vectors plus what the H computation adds.
-                let transient = adm.h_host_bytes(asg.a.len());
+                let transient = super::h_host_bytes(&s.backends, asg.a.len());
                 let key = Arc::as_ptr(&job.params) as usize;
                 let e = adm.estimates.entry(key).or_insert(0);
                 *e = (*e).max(actual + transient);
