@@ -8,6 +8,7 @@
 #include "msm/pippenger.cuh"
 #include "ntt/ntt.cuh"
 #include "setup/fixed_base.cuh"
+#include "synthesis/spmv.cuh"
 
 // Executes a trap: the launch fails with a sticky error that leaves the CUDA
 // context unusable. Only for tests of what the host does then

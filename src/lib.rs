@@ -13,6 +13,7 @@ pub mod engine;
 pub mod error;
 pub mod groth16;
 pub mod synthesis;
+mod zeroed;
 
 pub use backend::{Backend, BackendKind, Msm};
 pub use error::Error;

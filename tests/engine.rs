@@ -370,14 +370,14 @@ fn a_devices_bases_are_refused_by_another_device() {
     let plain = Placement::PLAIN;
     let on_a = PreparedParams::with_placement(&a, params.clone(), plain, plain).unwrap();
     let mut asg = synthesize(spec("cubic").instance(1)).unwrap();
-    let e = steps::g1_side(&b, &on_a, &mut asg, &mut drop).unwrap_err();
+    let e = steps::g1_side(&b, &on_a, &mut asg, steps::Pending::default(), &mut drop).unwrap_err();
     assert!(
         e.to_string()
             .contains("resident on device 0 used on device 1"),
         "{e}"
     );
     let mut asg = synthesize(spec("cubic").instance(1)).unwrap();
-    assert!(steps::g1_side(&a, &on_a, &mut asg, &mut drop).is_ok());
+    assert!(steps::g1_side(&a, &on_a, &mut asg, steps::Pending::default(), &mut drop).is_ok());
 }
 
 #[test]
@@ -543,5 +543,85 @@ fn recorded_jobs_give_the_same_proofs() {
         .submit(Job::recorded("recorded", params.clone(), shape, circuits).with_randomness(r, s))
         .unwrap();
     assert_eq!(direct.wait().unwrap(), recorded.wait().unwrap());
+    assert_drained(&engine);
+}
+
+/// Witness-only jobs on a device that holds the circuit's constraint matrices:
+/// a, b and c are computed there (the cuda backend's path, here on a simulated
+/// device), and the proofs are the direct ones, byte for byte. Matrices too large
+/// for the device's memory are computed on the host, with the same proofs.
+#[test]
+fn witness_only_jobs_on_a_device_with_the_matrices_give_the_same_proofs() {
+    use crossgroth::synthesis::RecordedShape;
+    let params = Arc::new(params_for(&spec("sha256:64"), 1));
+    let shape = Arc::new(RecordedShape::record(spec("sha256:64").blank()).unwrap().0);
+    let circuits: Vec<_> = (0..3).map(|s| spec("sha256:64").instance(s)).collect();
+    let (r, s) = groth16::draw_randomness(3, &mut rng(3));
+    let cpu_engine = Engine::start(config(1 << 30), cpu()).unwrap();
+    let direct = cpu_engine
+        .submit(
+            Job::new("direct", params.clone(), circuits.clone())
+                .with_randomness(r.clone(), s.clone()),
+        )
+        .unwrap()
+        .wait()
+        .unwrap();
+    for (matrices_bytes, on_device) in [(1 << 20, true), (1 << 40, false)] {
+        let device = Arc::new(
+            SimulatedDevice::new(Duration::from_millis(1))
+                .with_memory(8 << 30)
+                .with_matrices(matrices_bytes),
+        );
+        let engine = Engine::start(config(1 << 30), vec![device.clone()]).unwrap();
+        let recorded = engine
+            .submit(
+                Job::recorded("recorded", params.clone(), shape.clone(), circuits.clone())
+                    .with_randomness(r.clone(), s.clone()),
+            )
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert_eq!(recorded, direct, "matrices on the device: {on_device}");
+        assert_eq!(device.matrices_prepared(), usize::from(on_device));
+        assert_drained(&engine);
+    }
+    assert_drained(&cpu_engine);
+}
+
+/// An unsatisfied witness found by the device's row check fails its job, names
+/// the row and the circuit, and leaves the device in service.
+#[test]
+fn an_unsatisfied_witness_found_on_the_device_fails_its_job_only() {
+    use crossgroth::synthesis::RecordedShape;
+    let bad_params =
+        Arc::new(groth16::generate_random_parameters(Unsatisfied, &mut rng(1), None).unwrap());
+    let bad_shape = Arc::new(RecordedShape::record(Unsatisfied).unwrap().0);
+    let params = Arc::new(params_for(&spec("cubic"), 1));
+    let shape = Arc::new(RecordedShape::record(spec("cubic").blank()).unwrap().0);
+    let device = Arc::new(SimulatedDevice::new(Duration::from_millis(1)).with_matrices(1 << 10));
+    let engine = Engine::start(config(1 << 30), vec![device.clone()]).unwrap();
+    for _ in 0..4 {
+        let bad = engine.submit(Job::recorded(
+            "bad",
+            bad_params.clone(),
+            bad_shape.clone(),
+            vec![Unsatisfied],
+        ));
+        match bad.unwrap().wait() {
+            Err(Error::Unsatisfied {
+                row: 0,
+                path: Some(path),
+                circuit: Some(0),
+            }) => assert!(path.contains("x*x = y"), "{path}"),
+            other => panic!("{other:?}"),
+        }
+    }
+    let circuits: Vec<_> = (0..2).map(|s| spec("cubic").instance(s)).collect();
+    let good = engine
+        .submit(Job::recorded("good", params, shape, circuits))
+        .unwrap();
+    assert_eq!(good.wait().unwrap().len(), 2);
+    assert_eq!(engine.status().out_of_service, vec![false]);
+    assert_eq!(device.matrices_prepared(), 2);
     assert_drained(&engine);
 }

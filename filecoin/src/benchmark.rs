@@ -91,7 +91,7 @@ fn synthesizers<Tree: 'static + MerkleTreeTrait>(
                         crossgroth::Error::Invalid(format!("fabricating partition {k}: {e}"))
                     })?;
                 match &shape {
-                    Some(s) => s.synthesize(circuit),
+                    Some(s) => s.witness(circuit),
                     None => synthesis::synthesize(circuit),
                 }
             }) as Synthesizer

@@ -114,7 +114,7 @@ impl ShapeBook {
     ) -> Result<Units> {
         let witness_only = |shape: &Arc<RecordedShape>, c: C| {
             let shape = shape.clone();
-            Box::new(move || shape.synthesize(c)) as Synthesizer
+            Box::new(move || shape.witness(c)) as Synthesizer
         };
         if let Some(shape) = self.get(key) {
             let synthesizers = circuits

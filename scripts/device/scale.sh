@@ -9,7 +9,9 @@
 #   scripts/device/scale.sh <step>...
 #     tests        the cuda setup tests: fixed-base products against blst
 #                  (crossgroth-cuda tests/gpu setup::) and whole parameter sets
-#                  against the host generator (tests/gpu_proofs.rs)
+#                  against the host generator (tests/gpu_proofs.rs); witness-only
+#                  engine proofs (a, b, c from the matrices on the device)
+#                  against the cpu backend's
 #     chain:LOG[:COUNT[:BUDGET]]
 #                  bench-engine of COUNT (default 4) proofs of the 2^LOG chain on
 #                  cuda with parameters generated on the GPU in memory: the
@@ -51,7 +53,7 @@ for step in "$@"; do
     case "$step" in
     tests)
         CROSSGROTH_REQUIRE_CUDA=1 "$bin/gpu" --test-threads=1 setup:: 2>&1 | tee "$out/tests.log" || rc=1
-        CROSSGROTH_REQUIRE_CUDA=1 "$bin/gpu_proofs" --test-threads=1 cuda_setup --nocapture 2>&1 | tee -a "$out/tests.log" || rc=1
+        CROSSGROTH_REQUIRE_CUDA=1 "$bin/gpu_proofs" --test-threads=1 cuda_setup cuda_witness_only --nocapture 2>&1 | tee -a "$out/tests.log" || rc=1
         ;;
     chain:*)
         IFS=: read -r _ log count budget <<< "$step"

@@ -5,6 +5,7 @@
 //! small [`DeviceApi`] trait. blstrs' types are `repr(transparent)` over blst's, so
 //! slices are reinterpreted, never copied.
 
+use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -12,10 +13,11 @@ use std::time::Duration;
 use blst::blst_fr;
 
 use super::{
-    cpu, Backend, Bases, BasesRef, Curve, DeviceBases, Group, HostBases, MsmGroup, MsmInput,
-    Placement, Sums, G1, G2,
+    cpu, Backend, Bases, BasesRef, Curve, DeviceBases, DeviceMatrices, Group, HostBases, MsmGroup,
+    MsmInput, Placement, Sums, WitnessH, G1, G2,
 };
 use crate::error::{Error, Result};
+use crate::synthesis::RecordedShape;
 use crate::Scalar;
 
 pub use cuda::CudaOptions;
@@ -94,6 +96,35 @@ pub trait DeviceApi: Send + Sync + 'static {
         a[..h.len()].copy_from_slice(&h);
         Ok(())
     }
+    /// Device bytes `shape`'s constraint matrices take resident, where the
+    /// crate computes a, b and c from a witness (None: it does not).
+    fn matrices_bytes(&self, shape: &RecordedShape) -> Option<usize> {
+        let _ = shape;
+        None
+    }
+    /// `shape`'s matrices on the device (None: the crate does not hold them).
+    fn upload_matrices(
+        &self,
+        shape: &RecordedShape,
+    ) -> Option<Result<Arc<dyn Any + Send + Sync>, Self::Error>> {
+        let _ = shape;
+        None
+    }
+    /// H from a witness and matrices [`Self::upload_matrices`] made, into
+    /// `out[..2^log_m − 1]`; with `check`, the first unsatisfied row instead
+    /// where there is one. None: the crate does not hold matrices.
+    fn compute_h_from_witness(
+        &self,
+        matrices: &(dyn Any + Send + Sync),
+        input: &[blst_fr],
+        aux: &[blst_fr],
+        log_m: u32,
+        check: bool,
+        out: &mut [blst_fr],
+    ) -> Option<Result<Option<usize>, Self::Error>> {
+        let _ = (matrices, input, aux, log_m, check, out);
+        None
+    }
     /// Runs `work`, returning its result and the device time it took.
     fn time(
         &self,
@@ -170,6 +201,13 @@ pub(crate) fn err<D: DeviceApi>(e: D::Error) -> Error {
 fn fr(v: &[Scalar]) -> &[blst_fr] {
     // SAFETY: Scalar is repr(transparent) over blst_fr.
     unsafe { std::slice::from_raw_parts(v.as_ptr() as *const blst_fr, v.len()) }
+}
+
+/// `n` zero scalars from zeroed pages (see [`crate::zeroed`]).
+fn zeroed_scalars(n: usize) -> Vec<Scalar> {
+    // SAFETY: Scalar is repr(transparent) over blst_fr, four u64 words whose
+    // all-zero value is Scalar::ZERO.
+    unsafe { crate::zeroed::zeroed_vec::<Scalar>(n) }
 }
 
 fn fr_mut(v: &mut [Scalar]) -> &mut [blst_fr] {
@@ -408,6 +446,75 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         Ok(())
     }
 
+    fn matrices_bytes(&self, shape: &RecordedShape) -> Option<usize> {
+        self.current().0.matrices_bytes(shape)
+    }
+
+    fn prepare_matrices(&self, shape: &RecordedShape) -> Result<DeviceMatrices> {
+        let (inner, generation) = self.current();
+        let bytes = inner.matrices_bytes(shape).unwrap_or(0);
+        match inner.upload_matrices(shape) {
+            None => Err(Error::Invalid(format!(
+                "the {} backend computes a, b and c on the host",
+                D::NAME
+            ))),
+            Some(Err(e)) => Err(self.fail(e, generation)),
+            Some(Ok(device)) => Ok(DeviceMatrices {
+                device: Arc::new(Resident {
+                    generation,
+                    bases: device,
+                }),
+                bytes,
+                rows: shape.num_rows(),
+            }),
+        }
+    }
+
+    fn compute_h_from_witness(
+        &self,
+        matrices: &DeviceMatrices,
+        input: &[Scalar],
+        aux: &[Scalar],
+        check: bool,
+    ) -> Result<WitnessH> {
+        let (inner, generation) = self.current();
+        let resident = matrices
+            .device
+            .downcast_ref::<Resident<Arc<dyn Any + Send + Sync>>>()
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "constraint matrices were not prepared by the {} backend",
+                    D::NAME
+                ))
+            })?;
+        if resident.generation != generation {
+            return Err(Error::Backend {
+                backend: D::NAME,
+                message: "the constraint matrices were prepared on a device context that has \
+                          since been rebuilt"
+                    .into(),
+            });
+        }
+        let log = crate::synthesis::log_domain(matrices.rows)?;
+        let mut h = zeroed_scalars((1usize << log) - 1);
+        match inner.compute_h_from_witness(
+            resident.bases.as_ref(),
+            fr(input),
+            fr(aux),
+            log,
+            check,
+            fr_mut(&mut h),
+        ) {
+            None => Err(Error::Invalid(format!(
+                "the {} backend computes a, b and c on the host",
+                D::NAME
+            ))),
+            Some(Err(e)) => Err(self.fail(e, generation)),
+            Some(Ok(Some(row))) => Ok(WitnessH::Unsatisfied(row)),
+            Some(Ok(None)) => Ok(WitnessH::H(h)),
+        }
+    }
+
     fn msm_sums(&self, bases: BasesRef<'_>, inputs: &[MsmInput<'_>]) -> Result<Sums> {
         Ok(match bases {
             BasesRef::G1(b) => Sums::G1(self.msm_on::<G1>(b, inputs)?),
@@ -438,6 +545,15 @@ mod tests {
     use std::sync::atomic::AtomicBool;
 
     use super::*;
+
+    #[test]
+    fn zeroed_scalars_are_zero() {
+        for n in [0, 1, 3, 1 << 12] {
+            let v = zeroed_scalars(n);
+            assert_eq!(v.len(), n);
+            assert!(v.iter().all(|x| bool::from(ff::Field::is_zero(x))));
+        }
+    }
     use crate::backend::{CpuBackend, Msm};
     use crate::{G1Affine, G1Projective};
 

@@ -15,7 +15,27 @@ use std::sync::Arc;
 
 use crate::density::Density;
 use crate::error::{Error, Result};
+use crate::synthesis::RecordedShape;
 use crate::Scalar;
+
+/// A circuit shape's constraint matrices held by one device
+/// ([`Backend::prepare_matrices`]).
+pub struct DeviceMatrices {
+    pub(crate) device: Arc<dyn std::any::Any + Send + Sync>,
+    /// Device bytes they hold.
+    pub bytes: usize,
+    /// Constraint rows (input rows included).
+    pub rows: usize,
+}
+
+/// What [`Backend::compute_h_from_witness`] found.
+#[derive(Debug)]
+pub enum WitnessH {
+    /// H's m − 1 coefficients.
+    H(Vec<Scalar>),
+    /// The first row with a·b ≠ c: no H was computed.
+    Unsatisfied(usize),
+}
 
 pub use cpu::CpuBackend;
 pub use gpu::{
@@ -141,6 +161,41 @@ pub trait Backend: Send + Sync {
         b: &mut Vec<Scalar>,
         c: &mut Vec<Scalar>,
     ) -> Result<()>;
+
+    /// Device bytes a circuit shape's constraint matrices take resident, where
+    /// this backend computes a, b and c from a witness on its device; None
+    /// where they are computed on the host.
+    fn matrices_bytes(&self, shape: &RecordedShape) -> Option<usize> {
+        let _ = shape;
+        None
+    }
+
+    /// Keeps `shape`'s constraint matrices on the device, for
+    /// [`Backend::compute_h_from_witness`].
+    fn prepare_matrices(&self, shape: &RecordedShape) -> Result<DeviceMatrices> {
+        let _ = shape;
+        Err(Error::Invalid(format!(
+            "the {} backend computes a, b and c on the host",
+            self.name()
+        )))
+    }
+
+    /// H (as [`Backend::compute_h`]) from a witness of the shape `matrices`
+    /// were prepared from, a, b and c computed on the device; with `check`,
+    /// the first row whose a·b ≠ c instead, where there is one.
+    fn compute_h_from_witness(
+        &self,
+        matrices: &DeviceMatrices,
+        input: &[Scalar],
+        aux: &[Scalar],
+        check: bool,
+    ) -> Result<WitnessH> {
+        let _ = (matrices, input, aux, check);
+        Err(Error::Invalid(format!(
+            "the {} backend computes a, b and c on the host",
+            self.name()
+        )))
+    }
 
     /// Several MSMs over one set of prepared bases (call it through [`Msm::msm`]).
     fn msm_sums(&self, bases: BasesRef<'_>, inputs: &[MsmInput<'_>]) -> Result<Sums>;

@@ -13,8 +13,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::{Backend, BasesRef, CpuBackend, DeviceBases, HostBases, MsmInput, Placement, Sums};
+use super::{
+    Backend, BasesRef, CpuBackend, DeviceBases, DeviceMatrices, HostBases, MsmInput, Placement,
+    Sums, WitnessH,
+};
 use crate::error::{Error, Result};
+use crate::synthesis::RecordedShape;
 use crate::Scalar;
 
 pub struct SimulatedDevice {
@@ -45,6 +49,11 @@ pub struct SimulatedDevice {
     /// (cuda tables of precomputed copies: more than 1), and the bytes in use.
     resident_factor: usize,
     in_use: AtomicUsize,
+    /// Device bytes a circuit shape's constraint matrices take, where it
+    /// computes a, b and c from witnesses (as the cuda backend does); and how
+    /// many shapes' matrices it was given.
+    matrices_bytes: Option<usize>,
+    matrices_prepared: AtomicUsize,
 }
 
 impl SimulatedDevice {
@@ -65,7 +74,21 @@ impl SimulatedDevice {
             warm_up_time: Duration::ZERO,
             resident_factor: 1,
             in_use: AtomicUsize::new(0),
+            matrices_bytes: None,
+            matrices_prepared: AtomicUsize::new(0),
         }
+    }
+
+    /// A device that holds circuit shapes' constraint matrices (`bytes` each)
+    /// and computes a, b and c of witness-only assignments from them.
+    pub fn with_matrices(mut self, bytes: usize) -> Self {
+        self.matrices_bytes = Some(bytes);
+        self
+    }
+
+    /// How many shapes' matrices it was given.
+    pub fn matrices_prepared(&self) -> usize {
+        self.matrices_prepared.load(Ordering::Acquire)
     }
 
     /// A device that can stream bases from host memory (like the cuda backend).
@@ -224,6 +247,46 @@ impl Backend for SimulatedDevice {
         CpuBackend.compute_h(a, b, c)?;
         self.h_cache.lock().unwrap().insert(key, a.clone());
         Ok(())
+    }
+    fn matrices_bytes(&self, _shape: &RecordedShape) -> Option<usize> {
+        self.matrices_bytes
+    }
+    fn prepare_matrices(&self, shape: &RecordedShape) -> Result<DeviceMatrices> {
+        let bytes = self.matrices_bytes.ok_or_else(|| {
+            Error::Invalid("this simulated device computes a, b and c on the host".into())
+        })?;
+        self.in_use.fetch_add(bytes, Ordering::AcqRel);
+        self.matrices_prepared.fetch_add(1, Ordering::AcqRel);
+        Ok(DeviceMatrices {
+            device: Arc::new((self.id, shape.clone())),
+            bytes,
+            rows: shape.num_rows(),
+        })
+    }
+    fn compute_h_from_witness(
+        &self,
+        matrices: &DeviceMatrices,
+        input: &[Scalar],
+        aux: &[Scalar],
+        check: bool,
+    ) -> Result<WitnessH> {
+        let shape = match matrices.device.downcast_ref::<(usize, RecordedShape)>() {
+            Some((id, shape)) if *id == self.id => shape,
+            _ => {
+                return Err(Error::Backend {
+                    backend: "simulated",
+                    message: format!("matrices not prepared by device {}", self.id),
+                })
+            }
+        };
+        let [mut a, mut b, mut c] = shape.evaluate(input, aux);
+        if check {
+            if let Some(row) = (0..a.len()).find(|&i| a[i] * b[i] != c[i]) {
+                return Ok(WitnessH::Unsatisfied(row));
+            }
+        }
+        self.compute_h(&mut a, &mut b, &mut c)?;
+        Ok(WitnessH::H(a))
     }
     fn msm_sums(&self, bases: BasesRef<'_>, inputs: &[MsmInput<'_>]) -> Result<Sums> {
         let (device, host) = match bases {

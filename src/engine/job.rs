@@ -51,7 +51,9 @@ impl Job {
         Self::from_synthesizers(id, params, units)
     }
 
-    /// A job whose circuits are synthesized from a recorded shape (witness pass only).
+    /// A job whose circuits are synthesized from a recorded shape (witness pass
+    /// only; a, b and c are computed on the device where it holds the shape's
+    /// matrices, on the host otherwise).
     pub fn recorded<C: Circuit<Scalar> + Send + 'static>(
         id: impl Into<String>,
         params: Arc<Parameters>,
@@ -62,7 +64,7 @@ impl Job {
             .into_iter()
             .map(|c| {
                 let shape = shape.clone();
-                Box::new(move || shape.synthesize(c)) as Synthesizer
+                Box::new(move || shape.witness(c)) as Synthesizer
             })
             .collect();
         Self::from_synthesizers(id, params, units)

@@ -31,6 +31,10 @@ pub struct MemoryState {
     pub paused: bool,
     /// Units (circuits) holding a charge.
     pub units_in_flight: usize,
+    /// Bytes kept for the H vectors that devices hand back for witness-only
+    /// circuits: one a device at a time, so reserved once a device rather
+    /// than charged to every circuit for its whole life.
+    pub device_reserve: usize,
 }
 
 /// The admission rule, separate from locking so that it can be tested alone.
@@ -71,7 +75,9 @@ impl Budget {
             state.paused = true;
             return false;
         }
-        let committed = state.resident.max(state.baseline + state.charged);
+        let committed = state
+            .resident
+            .max(state.baseline + state.charged + state.device_reserve);
         committed + bytes <= self.limit
     }
 }
@@ -120,6 +126,11 @@ mod tests {
         // does not reserve it again.
         s.resident = 850;
         assert!(b.admits(&mut s, 100));
+        // The devices' reserve for H vectors counts beside the charges.
+        s.device_reserve = 60;
+        assert!(!b.admits(&mut s, 100));
+        assert!(b.admits(&mut s, 40));
+        s.device_reserve = 0;
         // Resident memory beyond the charges (an undercounting estimate) counts.
         s.resident = 950;
         assert!(!b.admits(&mut s, 100));

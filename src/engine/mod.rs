@@ -148,6 +148,18 @@ impl Admission {
 
 /// Host bytes the H computation of a circuit of `rows` constraints adds, on
 /// whichever of `backends` takes it.
+/// Host bytes of the H vector a device hands back for a witness-only circuit
+/// of `rows` constraints (m − 1 coefficients).
+fn h_vector_bytes(rows: usize) -> usize {
+    rows.max(1).next_power_of_two() * std::mem::size_of::<crate::Scalar>()
+}
+
+/// Whether every device computes a, b and c of `shape` from a witness (the
+/// engine then keeps its assignments witness-only until a device takes them).
+fn abc_on_devices(backends: &[Arc<dyn Backend>], shape: &crate::synthesis::RecordedShape) -> bool {
+    backends.iter().all(|b| b.matrices_bytes(shape).is_some())
+}
+
 fn h_host_bytes(backends: &[Arc<dyn Backend>], rows: usize) -> usize {
     backends
         .iter()
@@ -259,6 +271,15 @@ impl Shared {
     }
 
     /// Hands a spent buffer to the deallocators; its bytes are credited once freed.
+    /// Charges `bytes` a circuit allocated beyond its charge, so that the
+    /// budget stays truthful.
+    fn charge_growth(&self, charge: &Charge, bytes: usize) {
+        if bytes > 0 {
+            self.admission.lock().unwrap().mem.charged += bytes;
+            charge.remaining.fetch_add(bytes, Ordering::AcqRel);
+        }
+    }
+
     fn dispose<T: Send + 'static>(&self, item: T, bytes: usize, charge: &Arc<Charge>) {
         let disposal = Disposal {
             item: Box::new(item),
@@ -326,6 +347,22 @@ impl Shared {
     fn prepared(&self, device: usize, params: &Arc<Parameters>) -> Result<Arc<PreparedParams>> {
         self.prepared[device].lock().unwrap().prepared(
             self.backends[device].as_ref(),
+            params,
+            &self.config.placement,
+        )
+    }
+
+    /// `shape`'s constraint matrices on a device, placed on first use (None:
+    /// its a, b and c are computed on the host).
+    fn matrices(
+        &self,
+        device: usize,
+        shape: &Arc<crate::synthesis::RecordedShape>,
+        params: &Parameters,
+    ) -> Option<Arc<crate::backend::DeviceMatrices>> {
+        self.prepared[device].lock().unwrap().matrices(
+            self.backends[device].as_ref(),
+            shape,
             params,
             &self.config.placement,
         )

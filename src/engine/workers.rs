@@ -134,11 +134,19 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
         } = task;
         s.record("queue_synthesis", &job.id, index, queued);
         let began = Instant::now();
-        let result = catch_unwind(AssertUnwindSafe(synth)).unwrap_or_else(|_| {
+        let mut result = catch_unwind(AssertUnwindSafe(synth)).unwrap_or_else(|_| {
             Err(Error::CircuitPanicked(
                 "a synthesis function panicked".into(),
             ))
         });
+        if let Ok(asg) = &mut result {
+            // Witness-only stays so only where every device computes a, b, c.
+            if let Some(p) = asg.pending.clone() {
+                if !super::abc_on_devices(&s.backends, &p.0) {
+                    asg.evaluate();
+                }
+            }
+        }
         let actual = result.as_ref().map_or(0, assignment_bytes);
         {
             let mut adm = s.admission.lock().unwrap();
@@ -150,8 +158,15 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
                     .fetch_add(actual - estimate, Ordering::AcqRel);
             }
             if let Ok(asg) = &result {
-                // Calibrate: measured vectors plus what the H computation adds.
-                let transient = super::h_host_bytes(&s.backends, asg.a.len());
+                // Calibrate: measured vectors plus what the H computation adds,
+                // which for a witness-only circuit is the device reserve's.
+                let transient = if asg.is_witness_only() {
+                    let h = super::h_vector_bytes(asg.num_rows()) * s.backends.len();
+                    adm.mem.device_reserve = adm.mem.device_reserve.max(h);
+                    0
+                } else {
+                    super::h_host_bytes(&s.backends, asg.num_rows())
+                };
                 let key = Arc::as_ptr(&job.params) as usize;
                 let e = adm.estimates.entry(key).or_insert(0);
                 *e = (*e).max(actual + transient);
@@ -282,11 +297,35 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
                 continue;
             }
         };
+        let matrices = asg
+            .pending
+            .clone()
+            .and_then(|p| s.matrices(d, &p.0, &job.params));
+        if asg.is_witness_only() && matrices.is_none() {
+            // The matrices did not fit on this device: a, b, c on the host,
+            // charged as they are allocated.
+            let before = assignment_bytes(&asg);
+            let evaluated = steps::evaluate_on_host(&mut asg, job.checked);
+            s.charge_growth(&charge, assignment_bytes(&asg).saturating_sub(before));
+            if let Err(e) = evaluated {
+                s.fail(&job, of_circuit(e, index));
+                s.dispose_assignment(asg, &charge);
+                continue;
+            }
+        }
+        let pending = steps::Pending {
+            matrices: matrices.as_deref(),
+            check: job.checked,
+        };
         let began = Instant::now();
         let backend = s.backends[d].as_ref();
         s.on_device.lock().unwrap()[d] = Some(job.id.clone());
-        let result = steps::g1_side(backend, &prepared, &mut asg, &mut |v: Vec<Scalar>| {
-            let bytes = scalar_bytes(&v);
+        // H of a witness-only circuit lives in the device reserve, not in its charge.
+        let in_reserve = asg.is_witness_only() && matrices.is_some();
+        let result = steps::g1_side(backend, &prepared, &mut asg, pending, &mut |v: Vec<
+            Scalar,
+        >| {
+            let bytes = if in_reserve { 0 } else { scalar_bytes(&v) };
             s.dispose(v, bytes, &charge)
         });
         s.on_device.lock().unwrap()[d] = None;
@@ -324,6 +363,11 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
                 if let Err(t) = s.final_queue.push(task, &s.stop) {
                     s.fail(&t.job, Error::Invalid("the engine is shutting down".into()));
                 }
+            }
+            Err(e @ Error::Unsatisfied { .. }) => {
+                // The witness, not the device: found by the device's row check.
+                s.fail(&job, of_circuit(e, index));
+                s.dispose_assignment(asg, &charge);
             }
             Err(e) => {
                 // A lost device fails everything after this: no point in two more tries.
@@ -411,9 +455,22 @@ pub(crate) fn finalize(s: Arc<Shared>) {
     }
 }
 
-/// The first unsatisfied row of a checked job's assignment.
+/// An unsatisfied row's error, naming the circuit of the job it came from.
+fn of_circuit(e: Error, index: usize) -> Error {
+    match e {
+        Error::Unsatisfied { row, path, .. } => Error::Unsatisfied {
+            row,
+            path,
+            circuit: Some(index),
+        },
+        e => e,
+    }
+}
+
+/// The first unsatisfied row of a checked job's assignment (a witness-only
+/// one is checked where its a, b and c are computed).
 fn check_witness_of(job: &JobState, asg: &Assignment) -> Option<usize> {
-    if job.checked {
+    if job.checked && !asg.is_witness_only() {
         check_witness(asg)
     } else {
         None

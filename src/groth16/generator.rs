@@ -267,17 +267,9 @@ fixed_base!(
 /// that the gigabytes of a large setup are touched by the threads that fill
 /// them rather than by one memset.
 fn identities<A: PrimeCurveAffine>(n: usize) -> Vec<A> {
-    const { assert!(std::mem::size_of::<A>().is_multiple_of(8) && std::mem::align_of::<A>() == 8) };
-    let words = n * (std::mem::size_of::<A>() / 8);
-    let mut zeroed = std::mem::ManuallyDrop::new(vec![0u64; words]);
-    let (ptr, cap) = (zeroed.as_mut_ptr(), zeroed.capacity());
-    assert_eq!(cap, words, "vec! allocates exactly its length");
-    let out = unsafe {
-        // SAFETY: same allocation layout (align 8, cap·8 bytes = n·size_of::<A>()),
-        // and blstrs' affine points are plain limbs whose all-zero value is the
-        // identity (checked below).
-        Vec::from_raw_parts(ptr as *mut A, n, n)
-    };
+    // SAFETY: blstrs' affine points are plain limbs whose all-zero value is the
+    // identity (checked below).
+    let out = unsafe { crate::zeroed::zeroed_vec::<A>(n) };
     debug_assert!(out.iter().all(|p| bool::from(p.is_identity())));
     out
 }

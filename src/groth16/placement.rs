@@ -16,11 +16,12 @@
 //! and otherwise the job fails, naming the bytes. Backends only do as told.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use super::{Parameters, PreparedParams};
-use crate::backend::{Backend, Group, Placement};
+use crate::backend::{Backend, DeviceMatrices, Group, Placement};
 use crate::error::{Error, Result};
+use crate::synthesis::RecordedShape;
 use crate::Scalar;
 
 /// Whether the G1 bases are kept as tables of precomputed copies (copy k of a
@@ -72,12 +73,21 @@ impl Default for PlacementConfig {
     }
 }
 
-/// What one device holds: placed parameter sets by address, and their bytes.
-/// Entries live as long as their owner (a prover serves few parameter sets).
+/// What one device holds: placed parameter sets by address, circuit shapes'
+/// constraint matrices, and their bytes. Entries live as long as their owner
+/// (a prover serves few parameter sets); matrices go with their shape.
 #[derive(Default)]
 pub struct DevicePlacement {
     sets: HashMap<usize, Arc<PreparedParams>>,
+    matrices: HashMap<usize, PlacedMatrices>,
     resident: usize,
+}
+
+/// A shape's matrices on the device, or None where they did not fit (its
+/// a, b and c are then computed on the host).
+struct PlacedMatrices {
+    shape: Weak<RecordedShape>,
+    matrices: Option<Arc<DeviceMatrices>>,
 }
 
 impl DevicePlacement {
@@ -99,10 +109,80 @@ impl DevicePlacement {
         Ok(prepared)
     }
 
-    /// Forgets every placed set (after a device error: a rebuilt context has
-    /// lost them, and the next circuit places its parameters again).
+    /// `shape`'s constraint matrices on `backend`, placed on first use beside
+    /// what the device holds and the working buffers of one proof with
+    /// `params`; None where the backend computes a, b and c on the host or the
+    /// matrices do not fit (they are then computed on the host).
+    pub fn matrices(
+        &mut self,
+        backend: &dyn Backend,
+        shape: &Arc<RecordedShape>,
+        params: &Parameters,
+        config: &PlacementConfig,
+    ) -> Option<Arc<DeviceMatrices>> {
+        self.drop_matrices_of_dropped_shapes();
+        let key = Arc::as_ptr(shape) as usize;
+        if let Some(p) = self.matrices.get(&key) {
+            return p.matrices.clone();
+        }
+        let bytes = backend.matrices_bytes(shape)?;
+        let room = room(backend, config, self.resident).unwrap_or(usize::MAX);
+        let working = working_bytes(backend, params);
+        let matrices = if bytes + working > room {
+            log::info!(
+                "{}: a circuit's constraint matrices ({}) do not fit beside {} resident \
+                 and {} of working buffers: its a, b and c are computed on the host",
+                backend.name(),
+                bytesize::ByteSize(bytes as u64),
+                bytesize::ByteSize(self.resident as u64),
+                bytesize::ByteSize(working as u64)
+            );
+            None
+        } else {
+            match backend.prepare_matrices(shape) {
+                Ok(m) => {
+                    self.resident += m.bytes;
+                    Some(Arc::new(m))
+                }
+                Err(e) => {
+                    log::warn!(
+                        "{}: constraint matrices not placed ({e}): a, b and c are computed on the host",
+                        backend.name()
+                    );
+                    None
+                }
+            }
+        };
+        self.matrices.insert(
+            key,
+            PlacedMatrices {
+                shape: Arc::downgrade(shape),
+                matrices: matrices.clone(),
+            },
+        );
+        matrices
+    }
+
+    /// Frees the matrices of shapes nobody holds any more (their address may
+    /// be reused by another shape).
+    fn drop_matrices_of_dropped_shapes(&mut self) {
+        let resident = &mut self.resident;
+        self.matrices.retain(|_, p| {
+            let alive = p.shape.strong_count() > 0;
+            if !alive {
+                if let Some(m) = &p.matrices {
+                    *resident = resident.saturating_sub(m.bytes);
+                }
+            }
+            alive
+        });
+    }
+
+    /// Forgets every placed set and matrices (after a device error: a rebuilt
+    /// context has lost them, and the next circuit places them again).
     pub fn forget(&mut self) {
         self.sets.clear();
+        self.matrices.clear();
         self.resident = 0;
     }
 
@@ -126,6 +206,19 @@ fn working_bytes(backend: &dyn Backend, params: &Parameters) -> usize {
     .max()
     .unwrap_or(0);
     6 * (params.h.len() + 1) * std::mem::size_of::<Scalar>() + backend.msm_scratch_bytes(largest)
+}
+
+/// Device bytes the engine may still fill beside `held`: its own share of the
+/// device, and never more than is free now beside the share left to others
+/// (None: the backend reports no device memory).
+fn room(backend: &dyn Backend, config: &PlacementConfig, held: usize) -> Option<usize> {
+    let (free, total) = backend.memory()?;
+    let limit = (total as f64 * config.device_memory_fraction) as usize;
+    Some(
+        limit
+            .saturating_sub(held)
+            .min(free.saturating_sub(total.saturating_sub(limit))),
+    )
 }
 
 /// How the five base sets are kept, and the device bytes that takes.
@@ -163,11 +256,7 @@ fn plan(
         });
     };
     let limit = (total as f64 * config.device_memory_fraction) as usize;
-    // The engine's own share, and never more than is free now beside the
-    // share left to others.
-    let room = limit
-        .saturating_sub(held)
-        .min(free.saturating_sub(total.saturating_sub(limit)));
+    let room = room(backend, config, held).unwrap_or(0);
     let working = working_bytes(backend, params);
     let copies = match config.tables {
         TablePolicy::Off => 1,

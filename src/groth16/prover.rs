@@ -158,7 +158,13 @@ impl Prover {
             .zip(r.iter().zip(s))
             .enumerate()
             .map(|(unit, (asg, (r, s)))| {
-                let mut g1 = steps::g1_side(backend, &self.prepared, asg, &mut drop)?;
+                let mut g1 = steps::g1_side(
+                    backend,
+                    &self.prepared,
+                    asg,
+                    steps::Pending::default(),
+                    &mut drop,
+                )?;
                 let (b_g2, b_g2_secs) = steps::timed(|| {
                     let params = &self.prepared.params;
                     steps::b_g2(backend, &g1, || Ok(&self.prepared), params, asg)

@@ -14,9 +14,11 @@ use ff::Field;
 use group::Curve as _;
 
 use super::{Parameters, Proof, VerifyingKey};
-use crate::backend::{Backend, CpuBackend, G1Bases, G2Bases, Msm, MsmInput, Placement, G2};
+use crate::backend::{
+    Backend, CpuBackend, DeviceMatrices, G1Bases, G2Bases, Msm, MsmInput, Placement, WitnessH, G2,
+};
 use crate::error::{Error, Result};
-use crate::synthesis::Assignment;
+use crate::synthesis::{check_witness, Assignment};
 use crate::{G1Projective, G2Projective, Scalar};
 
 /// A parameter set's bases prepared on one backend (placed by
@@ -116,10 +118,32 @@ pub struct G1Side {
     pub times: StageTimes,
 }
 
+/// What the critical path does with a witness-only assignment (one whose a,
+/// b and c are [pending](crate::synthesis::Assignment::pending)).
+#[derive(Clone, Copy)]
+pub struct Pending<'a> {
+    /// Its shape's constraint matrices on this backend's device: a, b and c
+    /// are computed there. None: on the host.
+    pub matrices: Option<&'a DeviceMatrices>,
+    /// Whether every row is checked (a·b = c) once a, b and c exist.
+    pub check: bool,
+}
+
+impl Default for Pending<'_> {
+    fn default() -> Self {
+        Pending {
+            matrices: None,
+            check: true,
+        }
+    }
+}
+
 /// The critical path of one proof on `backend`: H, then the H, L, A and B_G1
 /// MSMs. Takes a, b and c out of the assignment and hands every buffer to
 /// `dispose` as soon as it is spent (b and c once H exists, H once its MSM
-/// ran), so that the engine frees them off the hot path.
+/// ran), so that the engine frees them off the hot path. A witness-only
+/// assignment gets its a, b and c as `pending` says; an unsatisfied row
+/// found then is [`Error::Unsatisfied`].
 ///
 /// On a backend without a device every MSM runs on the host's cores: there H
 /// and the five MSMs (B_G2 included) run together, because one small MSM
@@ -128,11 +152,12 @@ pub fn g1_side(
     backend: &dyn Backend,
     prepared: &PreparedParams,
     asg: &mut Assignment,
+    pending: Pending<'_>,
     dispose: &mut dyn FnMut(Vec<Scalar>),
 ) -> Result<G1Side> {
     let mut side = None;
     let device = backend.device_time(&mut || {
-        side = Some(compose_g1_side(backend, prepared, asg, dispose)?);
+        side = Some(compose_g1_side(backend, prepared, asg, pending, dispose)?);
         Ok(())
     })?;
     let mut side = side.ok_or_else(|| {
@@ -145,23 +170,77 @@ pub fn g1_side(
     Ok(side)
 }
 
+/// Computes a witness-only assignment's a, b and c on the host and checks its
+/// rows when asked; a no-op for any other assignment.
+pub fn evaluate_on_host(asg: &mut Assignment, check: bool) -> Result<()> {
+    let Some(pending) = asg.pending.clone() else {
+        return Ok(());
+    };
+    asg.evaluate();
+    if check {
+        if let Some(row) = check_witness(asg) {
+            return Err(unsatisfied(&pending.0, row));
+        }
+    }
+    Ok(())
+}
+
+fn unsatisfied(shape: &crate::synthesis::RecordedShape, row: usize) -> Error {
+    Error::Unsatisfied {
+        row,
+        path: shape.row_name(row),
+        circuit: None,
+    }
+}
+
+/// H of a witness-only assignment from its shape's matrices on the device.
+fn h_from_witness(
+    backend: &dyn Backend,
+    matrices: &DeviceMatrices,
+    asg: &Assignment,
+    check: bool,
+) -> Result<Vec<Scalar>> {
+    match backend.compute_h_from_witness(matrices, &asg.input, &asg.aux, check)? {
+        WitnessH::H(h) => Ok(h),
+        WitnessH::Unsatisfied(row) => Err(match &asg.pending {
+            Some(p) => unsatisfied(&p.0, row),
+            None => Error::Unsatisfied {
+                row,
+                path: None,
+                circuit: None,
+            },
+        }),
+    }
+}
+
 fn compose_g1_side(
     backend: &dyn Backend,
     prepared: &PreparedParams,
     asg: &mut Assignment,
+    pending: Pending<'_>,
     dispose: &mut dyn FnMut(Vec<Scalar>),
 ) -> Result<G1Side> {
+    let matrices = pending.matrices.filter(|_| asg.is_witness_only());
+    if matrices.is_none() {
+        evaluate_on_host(asg, pending.check)?;
+    }
     if !backend.has_device() {
-        return host_g1_side(backend, prepared, asg, dispose);
+        return host_g1_side(backend, prepared, asg, matrices, pending.check, dispose);
     }
     let mut times = StageTimes::default();
     let mut lap = Lap::start();
-    let mut h = std::mem::take(&mut asg.a);
-    let mut b = std::mem::take(&mut asg.b);
-    let mut c = std::mem::take(&mut asg.c);
-    backend.compute_h(&mut h, &mut b, &mut c)?;
-    dispose(b);
-    dispose(c);
+    let h = match matrices {
+        Some(m) => h_from_witness(backend, m, asg, pending.check)?,
+        None => {
+            let mut h = std::mem::take(&mut asg.a);
+            let mut b = std::mem::take(&mut asg.b);
+            let mut c = std::mem::take(&mut asg.c);
+            backend.compute_h(&mut h, &mut b, &mut c)?;
+            dispose(b);
+            dispose(c);
+            h
+        }
+    };
     times.h = lap.next();
     let asg = &*asg;
     let h_msm = backend.msm(&prepared.h, &[MsmInput::dense(&h)])?[0];
@@ -190,15 +269,28 @@ fn host_g1_side(
     backend: &dyn Backend,
     prepared: &PreparedParams,
     asg: &mut Assignment,
+    matrices: Option<&DeviceMatrices>,
+    check: bool,
     dispose: &mut dyn FnMut(Vec<Scalar>),
 ) -> Result<G1Side> {
-    let mut h = std::mem::take(&mut asg.a);
+    // H from the witness first where the backend holds the matrices, so that
+    // an unsatisfied row stops the proof before any MSM.
+    let (mut h, h_from_matrices_secs) = match matrices {
+        Some(m) => {
+            let (h, secs) = timed(|| h_from_witness(backend, m, asg, check));
+            (h?, Some(secs))
+        }
+        None => (std::mem::take(&mut asg.a), None),
+    };
     let mut b = std::mem::take(&mut asg.b);
     let mut c = std::mem::take(&mut asg.c);
     let asg = &*asg;
     let sum = |parts: Result<Vec<G1Projective>>| parts.map(|p| p.into_iter().sum());
     let h_branch = || {
-        let (done, h_secs) = timed(|| backend.compute_h(&mut h, &mut b, &mut c));
+        let (done, h_secs) = match h_from_matrices_secs {
+            Some(secs) => (Ok(()), secs),
+            None => timed(|| backend.compute_h(&mut h, &mut b, &mut c)),
+        };
         done?;
         let (msm, msm_secs) = timed(|| backend.msm(&prepared.h, &[MsmInput::dense(&h)]));
         Ok::<_, Error>((sum(msm)?, h_secs, msm_secs))

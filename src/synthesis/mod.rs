@@ -15,6 +15,7 @@ mod row_names;
 pub use check::check_witness;
 use prover_cs::NamedSynthesis;
 pub use prover_cs::ProvingSystem;
+pub(crate) use recorded::AUX as AUX_COLUMN;
 pub(crate) use recorded::{Csr, Var};
 pub use recorded::{RecordedShape, ShapeRecorder, WitnessSystem};
 
@@ -41,18 +42,56 @@ pub struct Assignment {
     pub a_aux_density: Density,
     pub b_input_density: Density,
     pub b_aux_density: Density,
+    /// Set when a, b and c are still to be computed from a recorded shape's
+    /// matrices (they are empty until then): on a device that holds the
+    /// matrices, or on the host by [`Assignment::evaluate`].
+    pub pending: Option<PendingEvaluations>,
+}
+
+/// The recorded shape whose matrices give a witness-only assignment its a, b
+/// and c ([`RecordedShape::witness`]).
+#[derive(Clone)]
+pub struct PendingEvaluations(pub std::sync::Arc<RecordedShape>);
+
+impl PartialEq for PendingEvaluations {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for PendingEvaluations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PendingEvaluations({} rows)", self.0.num_rows())
+    }
 }
 
 impl Assignment {
     pub fn num_rows(&self) -> usize {
-        self.a.len()
+        match &self.pending {
+            Some(p) => p.0.num_rows(),
+            None => self.a.len(),
+        }
+    }
+
+    /// Whether a, b and c are still to be computed (see [`Assignment::pending`]).
+    pub fn is_witness_only(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Computes a, b and c on the host where they are still pending; a no-op
+    /// otherwise.
+    pub fn evaluate(&mut self) {
+        if let Some(PendingEvaluations(shape)) = self.pending.take() {
+            let [a, b, c] = shape.evaluate(&self.input, &self.aux);
+            (self.a, self.b, self.c) = (a, b, c);
+        }
     }
 
     /// What fixes the parameters' lengths: two assignments with the same shape can be
     /// proved with the same parameters and batched together.
     pub fn shape(&self) -> Shape {
         Shape {
-            num_rows: self.a.len(),
+            num_rows: self.num_rows(),
             num_inputs: self.input.len(),
             num_aux: self.aux.len(),
             a_aux_density: self.a_aux_density.clone(),

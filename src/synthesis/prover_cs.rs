@@ -67,6 +67,7 @@ impl ProvingSystem {
                 a_aux_density: Density::new(),
                 b_input_density: Density::new(),
                 b_aux_density: Density::new(),
+                pending: None,
             },
             names: None,
         }

@@ -6,6 +6,7 @@
 //! parallel sparse matrix-vector product over the recorded CSR matrices.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blst::blst_fr;
@@ -13,13 +14,13 @@ use ff::Field;
 use rayon::prelude::*;
 
 use super::row_names::RowNames;
-use super::{enforce_input_rows, guard_panics, Assignment};
+use super::{enforce_input_rows, guard_panics, Assignment, PendingEvaluations};
 use crate::density::Density;
 use crate::error::{Error, Result};
 use crate::Scalar;
 
 /// Column tag: set for aux variables, clear for inputs.
-const AUX: u32 = 1 << 31;
+pub(crate) const AUX: u32 = 1 << 31;
 /// Coefficient-table indices with a fast path.
 const COEFF_ONE: u32 = 0;
 const COEFF_MINUS_ONE: u32 = 1;
@@ -56,6 +57,11 @@ impl Csr {
 
     fn nonzeros(&self) -> usize {
         self.col.len()
+    }
+
+    /// Row starts, columns (see [`AUX`]) and coefficient-table indices.
+    pub(crate) fn parts(&self) -> (&[usize], &[u32], &[u32]) {
+        (&self.row_start, &self.col, &self.coeff)
     }
 
     /// Gives back what growing by doubling over-allocated (near half of a
@@ -133,6 +139,36 @@ impl RecordedShape {
         &self,
         circuit: C,
     ) -> Result<Assignment> {
+        let (input, aux) = self.witness_pass(circuit)?;
+        self.assignment_from_witness(input, aux)
+    }
+
+    /// Runs `circuit` for its witness only and leaves a, b and c pending
+    /// ([`Assignment::pending`]): a device holding these matrices computes
+    /// them there, and [`Assignment::evaluate`] on the host.
+    pub fn witness<C: bellpepper_core::Circuit<Scalar>>(
+        self: &Arc<Self>,
+        circuit: C,
+    ) -> Result<Assignment> {
+        let (input, aux) = self.witness_pass(circuit)?;
+        self.check_witness_lengths(&input, &aux)?;
+        Ok(Assignment {
+            a: vec![],
+            b: vec![],
+            c: vec![],
+            input,
+            aux,
+            a_aux_density: self.a_aux_density.clone(),
+            b_input_density: self.b_input_density.clone(),
+            b_aux_density: self.b_aux_density.clone(),
+            pending: Some(PendingEvaluations(self.clone())),
+        })
+    }
+
+    fn witness_pass<C: bellpepper_core::Circuit<Scalar>>(
+        &self,
+        circuit: C,
+    ) -> Result<(Vec<Scalar>, Vec<Scalar>)> {
         guard_panics(|| {
             let mut ws = WitnessSystem::new(self.num_inputs, self.num_aux);
             ws.alloc_input(|| "one", || Ok(Scalar::ONE))?;
@@ -143,7 +179,7 @@ impl RecordedShape {
                     ws.enforced, self.num_user_rows
                 )));
             }
-            self.assignment_from_witness(ws.input, ws.aux)
+            Ok((ws.input, ws.aux))
         })
     }
 
@@ -164,24 +200,8 @@ impl RecordedShape {
         input: Vec<Scalar>,
         aux: Vec<Scalar>,
     ) -> Result<Assignment> {
-        if input.len() != self.num_inputs || aux.len() != self.num_aux {
-            return Err(Error::ShapeDrift(format!(
-                "{} inputs and {} aux variables, the recording has {} and {}",
-                input.len(),
-                aux.len(),
-                self.num_inputs,
-                self.num_aux
-            )));
-        }
-        let (a, (b, c)) = rayon::join(
-            || self.spmv(&self.a, &input, &aux),
-            || {
-                rayon::join(
-                    || self.spmv(&self.b, &input, &aux),
-                    || self.spmv(&self.c, &input, &aux),
-                )
-            },
-        );
+        self.check_witness_lengths(&input, &aux)?;
+        let [a, b, c] = self.evaluate(&input, &aux);
         Ok(Assignment {
             a,
             b,
@@ -191,7 +211,42 @@ impl RecordedShape {
             a_aux_density: self.a_aux_density.clone(),
             b_input_density: self.b_input_density.clone(),
             b_aux_density: self.b_aux_density.clone(),
+            pending: None,
         })
+    }
+
+    fn check_witness_lengths(&self, input: &[Scalar], aux: &[Scalar]) -> Result<()> {
+        if input.len() != self.num_inputs || aux.len() != self.num_aux {
+            return Err(Error::ShapeDrift(format!(
+                "{} inputs and {} aux variables, the recording has {} and {}",
+                input.len(),
+                aux.len(),
+                self.num_inputs,
+                self.num_aux
+            )));
+        }
+        Ok(())
+    }
+
+    /// A·w, B·w and C·w on the host's cores, for a witness of this shape's
+    /// lengths.
+    pub(crate) fn evaluate(&self, input: &[Scalar], aux: &[Scalar]) -> [Vec<Scalar>; 3] {
+        let (a, (b, c)) = rayon::join(
+            || self.spmv(&self.a, input, aux),
+            || {
+                rayon::join(
+                    || self.spmv(&self.b, input, aux),
+                    || self.spmv(&self.c, input, aux),
+                )
+            },
+        );
+        [a, b, c]
+    }
+
+    /// The A, B and C matrices with the coefficient table they index, for a
+    /// device to hold.
+    pub(crate) fn matrices(&self) -> ([&Csr; 3], &[Scalar]) {
+        ([&self.a, &self.b, &self.c], &self.coeffs)
     }
 
     fn spmv(&self, m: &Csr, input: &[Scalar], aux: &[Scalar]) -> Vec<Scalar> {

@@ -157,6 +157,8 @@ struct Kernels {
     ntt_twiddles: CudaFunction,
     ntt_pass4: CudaFunction,
     h_combine: CudaFunction,
+    fr_spmv: CudaFunction,
+    fr_first_unsatisfied: CudaFunction,
     fq_inverse_batch: CudaFunction,
 }
 
@@ -271,6 +273,7 @@ macro_rules! launch_on {
 
 mod bases;
 mod field;
+mod matrices;
 mod msm;
 mod msm_plan;
 mod ntt;
@@ -280,6 +283,7 @@ mod tables;
 mod transfer;
 pub use bases::{Bases, HostBases};
 pub use field::{FqBuffer, InverseMethod};
+pub use matrices::{ConstraintMatrices, CsrMatrix, AUX_COLUMN};
 pub use ntt::FrBuffer;
 pub use setup::FIXED_BASE_TABLE_LEN;
 
@@ -432,6 +436,8 @@ impl CudaDevice {
             ntt_twiddles: f("ntt_twiddles")?,
             ntt_pass4: f("ntt_pass4")?,
             h_combine: f("h_combine")?,
+            fr_spmv: f("fr_spmv")?,
+            fr_first_unsatisfied: f("fr_first_unsatisfied")?,
             fq_inverse_batch: f("fq_inverse_batch")?,
         };
         Ok(CudaDevice {

@@ -11,7 +11,7 @@ use blst::blst_fr;
 use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 use crate::profile::Profiler;
-use crate::{host, CudaDevice, CudaError};
+use crate::{host, ConstraintMatrices, CudaDevice, CudaError};
 
 /// Must match NTT_BLOCK_LOG in kernels/ntt/ntt.cuh: a block holds at most
 /// 2^NTT_BLOCK_LOG elements.
@@ -280,7 +280,7 @@ impl CudaDevice {
         c: &[blst_fr],
         log_m: u32,
     ) -> Result<Vec<blst_fr>, CudaError> {
-        let on_device = self.h_on_device(a, b, c, log_m)?;
+        let on_device = self.h_on_host_evaluations([a, b, c], log_m)?;
         let mut h = vec![blst_fr::default(); on_device.len];
         self.download_h(on_device, &mut h)?;
         Ok(h)
@@ -306,12 +306,29 @@ impl CudaDevice {
                 m - 1
             )));
         }
-        let on_device = self.h_on_device(a, b, c, log_m)?;
+        let on_device = self.h_on_host_evaluations([a, b, c], log_m)?;
         let len = on_device.len;
         self.download_h(on_device, &mut a[..len])
     }
 
-    fn download_h(&self, h: HOnDevice<'_>, out: &mut [blst_fr]) -> Result<(), CudaError> {
+    fn h_on_host_evaluations(
+        &self,
+        abc: [&[blst_fr]; 3],
+        log_m: u32,
+    ) -> Result<HOnDevice<'_>, CudaError> {
+        match self.h_on_device(Evaluations::Host(abc), log_m)? {
+            HOutcome::H(h) => Ok(h),
+            HOutcome::Unsatisfied(row) => Err(CudaError::InvalidInput(format!(
+                "compute_h: row {row} reported unsatisfied for evaluations that were not checked"
+            ))),
+        }
+    }
+
+    pub(crate) fn download_h(
+        &self,
+        h: HOnDevice<'_>,
+        out: &mut [blst_fr],
+    ) -> Result<(), CudaError> {
         let HOnDevice {
             buf,
             len,
@@ -325,26 +342,27 @@ impl CudaDevice {
         Ok(())
     }
 
-    /// H's coefficients computed on the device, not yet downloaded.
-    fn h_on_device(
+    /// H's coefficients computed on the device, not yet downloaded; or, when
+    /// asked to check them, the first row whose evaluations have a·b ≠ c.
+    pub(crate) fn h_on_device(
         &self,
-        a: &[blst_fr],
-        b: &[blst_fr],
-        c: &[blst_fr],
+        evaluations: Evaluations<'_>,
         log_m: u32,
-    ) -> Result<HOnDevice<'_>, CudaError> {
+    ) -> Result<HOutcome<'_>, CudaError> {
         if log_m == 0 || log_m > 28 {
             return Err(CudaError::InvalidInput(format!(
                 "compute_h: log_m = {log_m} is out of range 1..=28"
             )));
         }
         let m = 1usize << log_m;
-        for (name, v) in [("a", a), ("b", b), ("c", c)] {
-            if v.len() > m {
-                return Err(CudaError::InvalidInput(format!(
-                    "compute_h: {name} has {} > 2^{log_m} elements",
-                    v.len()
-                )));
+        if let Evaluations::Host(vectors) = &evaluations {
+            for (name, v) in ["a", "b", "c"].into_iter().zip(vectors) {
+                if v.len() > m {
+                    return Err(CudaError::InvalidInput(format!(
+                        "compute_h: {name} has {} > 2^{log_m} elements",
+                        v.len()
+                    )));
+                }
             }
         }
         let guard = self.guard();
@@ -372,13 +390,35 @@ impl CudaDevice {
         let zinv_arg = host::fr_arg(&zinv);
         prof.mark("tables");
 
-        let mut bufs = Vec::with_capacity(3);
-        for (name, v) in [("a", a), ("b", b), ("c", c)] {
-            let mut d = self.upload_large_padded(host::fr_as_u64s(v), 4 * m, name)?;
+        let mut bufs = match evaluations {
+            Evaluations::Host(vectors) => {
+                let mut bufs = Vec::with_capacity(3);
+                for (name, v) in ["a", "b", "c"].into_iter().zip(vectors) {
+                    bufs.push(self.upload_large_padded(host::fr_as_u64s(v), 4 * m, name)?);
+                    prof.mark(name);
+                }
+                bufs
+            }
+            Evaluations::Witness {
+                matrices,
+                input,
+                aux,
+                check,
+            } => {
+                let bufs = self.evaluate_matrices(matrices, input, aux, m, &mut prof)?;
+                if check {
+                    if let Some(row) = self.first_unsatisfied(&bufs, matrices.rows())? {
+                        return Ok(HOutcome::Unsatisfied(row));
+                    }
+                    prof.mark("check");
+                }
+                bufs.into()
+            }
+        };
+        for (d, name) in bufs.iter_mut().zip(["a", "b", "c"]) {
             // iNTT (omega^-1) with x m^-1 g^i fused in, then NTT: the values on the coset.
-            self.ntt_device(&mut d, log_m, &tw_i, to_coset())?;
-            self.ntt_device(&mut d, log_m, &tw_f, OutputScale::None)?;
-            bufs.push(d);
+            self.ntt_device(d, log_m, &tw_i, to_coset())?;
+            self.ntt_device(d, log_m, &tw_f, OutputScale::None)?;
             prof.mark(name);
         }
         let cb = bufs.pop().expect("three buffers");
@@ -394,19 +434,39 @@ impl CudaDevice {
         };
         self.ntt_device(&mut ab, log_m, &tw_i, from_coset)?;
         prof.mark("inverse");
-        Ok(HOnDevice {
+        Ok(HOutcome::H(HOnDevice {
             buf: ab,
             len: m - 1,
             prof,
             log_m,
             _guard: guard,
-        })
+        }))
     }
+}
+
+/// Where the H computation takes a, b and c from.
+pub(crate) enum Evaluations<'a> {
+    /// Host vectors of at most m elements each, uploaded and zero-padded.
+    Host([&'a [blst_fr]; 3]),
+    /// Computed on the device from a witness and the circuit's resident
+    /// matrices; `check` looks for an unsatisfied row first.
+    Witness {
+        matrices: &'a ConstraintMatrices,
+        input: &'a [blst_fr],
+        aux: &'a [blst_fr],
+        check: bool,
+    },
+}
+
+/// H on the device, or the first unsatisfied row that stopped it.
+pub(crate) enum HOutcome<'a> {
+    H(HOnDevice<'a>),
+    Unsatisfied(usize),
 }
 
 /// H on the device (the first `len` elements of buf), with the lock and the
 /// profile of the computation that made it.
-struct HOnDevice<'a> {
+pub(crate) struct HOnDevice<'a> {
     buf: CudaSlice<u64>,
     len: usize,
     prof: Profiler<'a>,

@@ -2,12 +2,14 @@
 
 use blst::blst_fr;
 use crossgroth_cuda as cuda;
+use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{err, CudaBackend, DeviceApi, GpuBackend};
+use super::{err, fr, CudaBackend, DeviceApi, GpuBackend};
 use crate::backend::{Curve, MsmGroup, Placement};
 use crate::error::{Error, Result};
+use crate::synthesis::RecordedShape;
 
 /// How the cuda backend runs (kernel module, MSM tuning, streaming).
 pub type CudaOptions = cuda::CudaOptions;
@@ -91,6 +93,54 @@ impl DeviceApi for cuda::CudaDevice {
         log_m: u32,
     ) -> Result<(), cuda::CudaError> {
         cuda::CudaDevice::compute_h_in_place(self, a, b, c, log_m)
+    }
+    fn matrices_bytes(&self, shape: &RecordedShape) -> Option<usize> {
+        // A one-row domain has no H coefficient to compute on a device.
+        if shape.num_rows() < 2 {
+            return None;
+        }
+        let (a, b, c) = shape.nonzeros();
+        Some(cuda::CudaDevice::matrices_bytes(
+            shape.num_rows(),
+            a + b + c,
+            shape.num_coefficients(),
+        ))
+    }
+    fn upload_matrices(
+        &self,
+        shape: &RecordedShape,
+    ) -> Option<Result<Arc<dyn Any + Send + Sync>, cuda::CudaError>> {
+        self.matrices_bytes(shape)?;
+        // The recorder's column tag is the kernels'.
+        const _: () = assert!(crate::synthesis::AUX_COLUMN == cuda::AUX_COLUMN);
+        let (csr, table) = shape.matrices();
+        let csr = csr.map(|m| {
+            let (row_start, col, coeff) = m.parts();
+            cuda::CsrMatrix {
+                row_start,
+                col,
+                coeff,
+            }
+        });
+        let table = fr(table);
+        Some(
+            self.upload_matrices(csr, table, shape.num_inputs(), shape.num_aux())
+                .map(|m| Arc::new(m) as Arc<dyn Any + Send + Sync>),
+        )
+    }
+    fn compute_h_from_witness(
+        &self,
+        matrices: &(dyn Any + Send + Sync),
+        input: &[blst_fr],
+        aux: &[blst_fr],
+        log_m: u32,
+        check: bool,
+        out: &mut [blst_fr],
+    ) -> Option<Result<Option<usize>, cuda::CudaError>> {
+        let matrices = matrices.downcast_ref::<cuda::ConstraintMatrices>()?;
+        Some(cuda::CudaDevice::compute_h_from_witness(
+            self, matrices, input, aux, log_m, check, out,
+        ))
     }
     forward_device_api!(cuda::CudaDevice, cuda::CudaError);
     fn memory(&self) -> Option<(usize, usize)> {

@@ -1,0 +1,270 @@
+//! A circuit's constraint matrices resident on the device, and a, b, c of a
+//! proof computed there from its witness (kernels/synthesis/spmv.cuh).
+//!
+//! With the matrices resident, a proof sends only its witness to the device
+//! (input and aux: a third of what a, b and c weigh) and the host never holds
+//! the three evaluation vectors, which at Filecoin scale are most of a
+//! partition's memory.
+
+use blst::blst_fr;
+use cudarc::driver::CudaSlice;
+
+use crate::ntt::{Evaluations, HOutcome};
+use crate::profile::Profiler;
+use crate::{host, CudaDevice, CudaError};
+
+/// Set in a column index for an aux variable (clear: an input), as the
+/// recorder of the constraint matrices writes it (SPMV_AUX_COLUMN in
+/// kernels/synthesis/spmv.cuh).
+pub const AUX_COLUMN: u32 = 1 << 31;
+
+/// One constraint matrix in compressed sparse rows, as the host keeps it:
+/// row r's terms are `row_start[r]..row_start[r + 1]`, each a column (an
+/// input, or an aux variable with [`AUX_COLUMN`] set) and an index into the
+/// shape's coefficient table, whose entries 0 and 1 must be +1 and −1.
+#[derive(Clone, Copy)]
+pub struct CsrMatrix<'a> {
+    pub row_start: &'a [usize],
+    pub col: &'a [u32],
+    pub coeff: &'a [u32],
+}
+
+struct DeviceCsr {
+    row_start: CudaSlice<u32>,
+    col: CudaSlice<u32>,
+    coeff: CudaSlice<u32>,
+}
+
+/// The A, B and C matrices of one circuit shape and their coefficient table,
+/// on the device.
+pub struct ConstraintMatrices {
+    matrices: [DeviceCsr; 3],
+    table: CudaSlice<u64>,
+    rows: usize,
+    inputs: usize,
+    aux: usize,
+    bytes: usize,
+}
+
+impl ConstraintMatrices {
+    /// Constraint rows (input rows included).
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    /// Device bytes the matrices hold.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl CudaDevice {
+    /// Device bytes [`Self::upload_matrices`] takes for matrices of `rows` rows
+    /// each, `nonzeros` terms in all and `coefficients` distinct coefficients.
+    pub fn matrices_bytes(rows: usize, nonzeros: usize, coefficients: usize) -> usize {
+        3 * (rows + 1) * 4 + nonzeros * 8 + coefficients * 32
+    }
+
+    /// Uploads A, B and C (see [`CsrMatrix`]) for witnesses of `inputs` input
+    /// and `aux` aux variables. Every column and coefficient index is checked
+    /// here, so that the kernels never read past a buffer.
+    pub fn upload_matrices(
+        &self,
+        abc: [CsrMatrix<'_>; 3],
+        table: &[blst_fr],
+        inputs: usize,
+        aux: usize,
+    ) -> Result<ConstraintMatrices, CudaError> {
+        let rows = abc[0].row_start.len().saturating_sub(1);
+        if abc.iter().any(|m| m.row_start.len() != rows + 1) {
+            return Err(CudaError::InvalidInput(
+                "the A, B and C matrices have different row counts".into(),
+            ));
+        }
+        if table.len() < 2 {
+            return Err(CudaError::InvalidInput(
+                "a coefficient table needs +1 and -1 as its first entries".into(),
+            ));
+        }
+        if rows >= u32::MAX as usize || inputs >= AUX_COLUMN as usize || aux >= AUX_COLUMN as usize
+        {
+            return Err(CudaError::InvalidInput(format!(
+                "{rows} rows, {inputs} inputs and {aux} aux variables: too many for 32-bit indices"
+            )));
+        }
+        let _g = self.guard();
+        let nonzeros = abc.iter().map(|m| m.col.len()).sum();
+        let [a, b, c] = abc;
+        let upload = |name, m| self.upload_csr(name, m, table.len(), inputs, aux);
+        let matrices = [upload("A", a)?, upload("B", b)?, upload("C", c)?];
+        let table_words = host::fr_as_u64s(table);
+        let table = self.upload_u64(table_words, "coefficient table")?;
+        self.sync("constraint matrices")?;
+        let bytes = Self::matrices_bytes(rows, nonzeros, table_words.len() / 4);
+        log::info!(
+            "cuda: constraint matrices of {rows} rows and {nonzeros} terms resident ({:.1} MiB)",
+            bytes as f64 / (1u64 << 20) as f64
+        );
+        Ok(ConstraintMatrices {
+            matrices,
+            table,
+            rows,
+            inputs,
+            aux,
+            bytes,
+        })
+    }
+
+    fn upload_csr(
+        &self,
+        name: &str,
+        m: CsrMatrix<'_>,
+        coefficients: usize,
+        inputs: usize,
+        aux: usize,
+    ) -> Result<DeviceCsr, CudaError> {
+        let terms = m.col.len();
+        if m.coeff.len() != terms
+            || m.row_start.first() != Some(&0)
+            || m.row_start.last() != Some(&terms)
+            || m.row_start.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err(CudaError::InvalidInput(format!(
+                "matrix {name}: row starts do not describe its {terms} terms"
+            )));
+        }
+        if terms >= u32::MAX as usize {
+            return Err(CudaError::InvalidInput(format!(
+                "matrix {name}: {terms} terms is too many for 32-bit offsets"
+            )));
+        }
+        let bad_column = m.col.iter().position(|&c| {
+            if c & AUX_COLUMN != 0 {
+                (c & !AUX_COLUMN) as usize >= aux
+            } else {
+                c as usize >= inputs
+            }
+        });
+        if let Some(t) = bad_column {
+            return Err(CudaError::InvalidInput(format!(
+                "matrix {name}: term {t} names a variable past the witness's {inputs} inputs and {aux} aux"
+            )));
+        }
+        if let Some(t) = m.coeff.iter().position(|&k| k as usize >= coefficients) {
+            return Err(CudaError::InvalidInput(format!(
+                "matrix {name}: term {t} names coefficient {} of {coefficients}",
+                m.coeff[t]
+            )));
+        }
+        let row_start: Vec<u32> = m.row_start.iter().map(|&s| s as u32).collect();
+        let upload = |v: &[u32], what: &str| -> Result<CudaSlice<u32>, CudaError> {
+            if v.is_empty() {
+                return self.alloc_u32(1, what);
+            }
+            self.stream
+                .clone_htod(v)
+                .map_err(|e| CudaError::alloc(what, v.len() * 4, e))
+        };
+        Ok(DeviceCsr {
+            row_start: upload(&row_start, "matrix row starts")?,
+            col: upload(m.col, "matrix columns")?,
+            coeff: upload(m.coeff, "matrix coefficients")?,
+        })
+    }
+
+    /// H for a 2^log_m domain (as [`Self::compute_h`]) from a witness of the
+    /// shape `matrices` were uploaded for, written to `out[..m − 1]`. With
+    /// `check`, the rows are checked first and the first with a·b ≠ c is
+    /// returned instead (`out` untouched).
+    pub fn compute_h_from_witness(
+        &self,
+        matrices: &ConstraintMatrices,
+        input: &[blst_fr],
+        aux: &[blst_fr],
+        log_m: u32,
+        check: bool,
+        out: &mut [blst_fr],
+    ) -> Result<Option<usize>, CudaError> {
+        if input.len() != matrices.inputs || aux.len() != matrices.aux {
+            return Err(CudaError::InvalidInput(format!(
+                "a witness of {} inputs and {} aux variables for matrices of {} and {}",
+                input.len(),
+                aux.len(),
+                matrices.inputs,
+                matrices.aux
+            )));
+        }
+        let m = 1usize << log_m.min(28);
+        if matrices.rows > m || out.len() < m - 1 {
+            return Err(CudaError::InvalidInput(format!(
+                "compute_h_from_witness: {} rows in a 2^{log_m} domain, {} outputs for H's {}",
+                matrices.rows,
+                out.len(),
+                m - 1
+            )));
+        }
+        let evaluations = Evaluations::Witness {
+            matrices,
+            input,
+            aux,
+            check,
+        };
+        match self.h_on_device(evaluations, log_m)? {
+            HOutcome::Unsatisfied(row) => Ok(Some(row)),
+            HOutcome::H(h) => {
+                self.download_h(h, out)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// a, b, c (each zero-padded to m) from the witness: one sparse
+    /// matrix-vector product a matrix.
+    pub(crate) fn evaluate_matrices(
+        &self,
+        matrices: &ConstraintMatrices,
+        input: &[blst_fr],
+        aux: &[blst_fr],
+        m: usize,
+        prof: &mut Profiler<'_>,
+    ) -> Result<[CudaSlice<u64>; 3], CudaError> {
+        let d_input = self.upload_large(host::fr_as_u64s(input), "witness inputs")?;
+        let d_aux = self.upload_large(host::fr_as_u64s(aux), "witness aux")?;
+        prof.mark("witness");
+        let (rows, m32) = (matrices.rows as u32, m as u32);
+        let spmv = |csr: &DeviceCsr, name: &str| -> Result<CudaSlice<u64>, CudaError> {
+            let mut d = self.alloc_u64(4 * m, name)?;
+            launch!(self, self.k.fr_spmv, m, 256;
+                &mut d, &csr.row_start, &csr.col, &csr.coeff, &matrices.table,
+                &d_input, &d_aux, &rows, &m32);
+            Ok(d)
+        };
+        let [a, b, c] = &matrices.matrices;
+        let abc = [spmv(a, "a")?, spmv(b, "b")?, spmv(c, "c")?];
+        prof.mark("spmv");
+        Ok(abc)
+    }
+
+    /// The first row < rows with a·b ≠ c, if any.
+    pub(crate) fn first_unsatisfied(
+        &self,
+        abc: &[CudaSlice<u64>; 3],
+        rows: usize,
+    ) -> Result<Option<usize>, CudaError> {
+        let mut first = self
+            .stream
+            .clone_htod(&[u32::MAX][..])
+            .map_err(|e| CudaError::alloc("witness check", 4, e))?;
+        let rows32 = rows as u32;
+        launch!(self, self.k.fr_first_unsatisfied, rows, 256;
+            &abc[0], &abc[1], &abc[2], &rows32, &mut first);
+        let found = self
+            .stream
+            .clone_dtoh(&first)
+            .map_err(|e| CudaError::launch("witness check", e))?;
+        self.sync("witness check")?;
+        Ok(match found.first() {
+            Some(&row) if row != u32::MAX => Some(row as usize),
+            _ => None,
+        })
+    }
+}
