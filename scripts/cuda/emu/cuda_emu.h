@@ -71,6 +71,12 @@ inline unsigned __shfl_up_sync(unsigned, unsigned v, int off) {
 // Under emu_launch threads run one at a time, so a plain read-modify-write is
 // atomic; under emu_launch_threads a builtin atomic.
 inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+inline unsigned atomicMin(unsigned* p, unsigned v) {
+    unsigned cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v < cur && !__atomic_compare_exchange_n(p, &cur, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    return cur;
+}
 template <class T>
 inline T __ldg(const T* p) {
     return *p;
