@@ -276,20 +276,32 @@ impl<D: DeviceApi> GpuBackend<D> {
     }
 
     fn resident<'a, T: 'static>(&self, device: &'a DeviceBases, generation: u64) -> Result<&'a T> {
+        self.resident_as(device.as_ref(), generation, "bases")
+    }
+
+    /// What this backend tagged with its context generation (`what`: bases,
+    /// constraint matrices), refused if another backend or an earlier context
+    /// made it.
+    fn resident_as<'a, T: 'static>(
+        &self,
+        device: Option<&'a Arc<dyn Any + Send + Sync>>,
+        generation: u64,
+        what: &str,
+    ) -> Result<&'a T> {
         let r = device
-            .as_ref()
             .and_then(|d| d.downcast_ref::<Resident<T>>())
             .ok_or_else(|| {
                 Error::Invalid(format!(
-                    "bases were not prepared by the {} backend",
+                    "{what} were not prepared by the {} backend",
                     D::NAME
                 ))
             })?;
         if r.generation != generation {
             return Err(Error::Backend {
                 backend: D::NAME,
-                message: "the bases were prepared on a device context that has since been rebuilt"
-                    .into(),
+                message: format!(
+                    "the {what} were prepared on a device context that has since been rebuilt"
+                ),
             });
         }
         Ok(&r.bases)
@@ -454,10 +466,7 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         let (inner, generation) = self.current();
         let bytes = inner.matrices_bytes(shape).unwrap_or(0);
         match inner.upload_matrices(shape) {
-            None => Err(Error::Invalid(format!(
-                "the {} backend computes a, b and c on the host",
-                D::NAME
-            ))),
+            None => Err(super::abc_on_the_host(D::NAME)),
             Some(Err(e)) => Err(self.fail(e, generation)),
             Some(Ok(device)) => Ok(DeviceMatrices {
                 device: Arc::new(Resident {
@@ -478,37 +487,19 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         check: bool,
     ) -> Result<WitnessH> {
         let (inner, generation) = self.current();
-        let resident = matrices
-            .device
-            .downcast_ref::<Resident<Arc<dyn Any + Send + Sync>>>()
-            .ok_or_else(|| {
-                Error::Invalid(format!(
-                    "constraint matrices were not prepared by the {} backend",
-                    D::NAME
-                ))
-            })?;
-        if resident.generation != generation {
-            return Err(Error::Backend {
-                backend: D::NAME,
-                message: "the constraint matrices were prepared on a device context that has \
-                          since been rebuilt"
-                    .into(),
-            });
-        }
+        let resident: &Arc<dyn Any + Send + Sync> =
+            self.resident_as(Some(&matrices.device), generation, "constraint matrices")?;
         let log = crate::synthesis::log_domain(matrices.rows)?;
         let mut h = zeroed_scalars((1usize << log) - 1);
         match inner.compute_h_from_witness(
-            resident.bases.as_ref(),
+            resident.as_ref(),
             fr(input),
             fr(aux),
             log,
             check,
             fr_mut(&mut h),
         ) {
-            None => Err(Error::Invalid(format!(
-                "the {} backend computes a, b and c on the host",
-                D::NAME
-            ))),
+            None => Err(super::abc_on_the_host(D::NAME)),
             Some(Err(e)) => Err(self.fail(e, generation)),
             Some(Ok(Some(row))) => Ok(WitnessH::Unsatisfied(row)),
             Some(Ok(None)) => Ok(WitnessH::H(h)),
@@ -545,6 +536,8 @@ mod tests {
     use std::sync::atomic::AtomicBool;
 
     use super::*;
+    use crate::backend::{CpuBackend, Msm};
+    use crate::{G1Affine, G1Projective};
 
     #[test]
     fn zeroed_scalars_are_zero() {
@@ -554,8 +547,6 @@ mod tests {
             assert!(v.iter().all(|x| bool::from(ff::Field::is_zero(x))));
         }
     }
-    use crate::backend::{CpuBackend, Msm};
-    use crate::{G1Affine, G1Projective};
 
     #[derive(Debug)]
     struct Poisoned;

@@ -28,6 +28,13 @@ pub struct DeviceMatrices {
     pub rows: usize,
 }
 
+/// The refusal of a backend that holds no constraint matrices.
+pub(crate) fn abc_on_the_host(backend: &str) -> Error {
+    Error::Invalid(format!(
+        "the {backend} backend computes a, b and c on the host"
+    ))
+}
+
 /// What [`Backend::compute_h_from_witness`] found.
 #[derive(Debug)]
 pub enum WitnessH {
@@ -174,10 +181,7 @@ pub trait Backend: Send + Sync {
     /// [`Backend::compute_h_from_witness`].
     fn prepare_matrices(&self, shape: &RecordedShape) -> Result<DeviceMatrices> {
         let _ = shape;
-        Err(Error::Invalid(format!(
-            "the {} backend computes a, b and c on the host",
-            self.name()
-        )))
+        Err(abc_on_the_host(self.name()))
     }
 
     /// H (as [`Backend::compute_h`]) from a witness of the shape `matrices`
@@ -191,10 +195,7 @@ pub trait Backend: Send + Sync {
         check: bool,
     ) -> Result<WitnessH> {
         let _ = (matrices, input, aux, check);
-        Err(Error::Invalid(format!(
-            "the {} backend computes a, b and c on the host",
-            self.name()
-        )))
+        Err(abc_on_the_host(self.name()))
     }
 
     /// Several MSMs over one set of prepared bases (call it through [`Msm::msm`]).

@@ -252,9 +252,9 @@ impl Backend for SimulatedDevice {
         self.matrices_bytes
     }
     fn prepare_matrices(&self, shape: &RecordedShape) -> Result<DeviceMatrices> {
-        let bytes = self.matrices_bytes.ok_or_else(|| {
-            Error::Invalid("this simulated device computes a, b and c on the host".into())
-        })?;
+        let bytes = self
+            .matrices_bytes
+            .ok_or_else(|| super::abc_on_the_host(self.name()))?;
         self.in_use.fetch_add(bytes, Ordering::AcqRel);
         self.matrices_prepared.fetch_add(1, Ordering::AcqRel);
         Ok(DeviceMatrices {
