@@ -588,6 +588,55 @@ fn witness_only_jobs_on_a_device_with_the_matrices_give_the_same_proofs() {
     assert_drained(&cpu_engine);
 }
 
+/// Where the device computes a, b and c, a recorded job's circuits are charged
+/// their witness from the first, so a budget too small for full assignments
+/// still takes them; the same job with a, b, c on the host is refused.
+#[test]
+fn witness_only_jobs_are_charged_their_witness_from_the_first_circuit() {
+    use crossgroth::synthesis::RecordedShape;
+    let params = Arc::new(params_for(&spec("sha256:64"), 1));
+    let shape = Arc::new(RecordedShape::record(spec("sha256:64").blank()).unwrap().0);
+    let scalar = std::mem::size_of::<Scalar>();
+    let domain = shape.num_rows().next_power_of_two();
+    let witness = (shape.num_inputs() + shape.num_aux()) * scalar;
+    // The witness and one device's H fit, with room to spare; a, b and c do not.
+    let budget = witness + 2 * domain * scalar;
+    assert!(budget < 3 * domain * scalar + 2 * witness);
+    let circuits: Vec<_> = (0..2).map(|s| spec("sha256:64").instance(s)).collect();
+    let device = SimulatedDevice::new(Duration::from_millis(1))
+        .with_memory(8 << 30)
+        .with_matrices(1 << 20)
+        .shared();
+    let config = EngineConfig {
+        held_memory_evictable: true,
+        ..config(budget)
+    };
+    let engine = Engine::start(config.clone(), vec![device]).unwrap();
+    let proofs = engine
+        .submit(Job::recorded(
+            "witness-only",
+            params.clone(),
+            shape.clone(),
+            circuits.clone(),
+        ))
+        .unwrap()
+        .wait()
+        .unwrap();
+    assert_eq!(proofs.len(), 2);
+    let e = engine
+        .submit(Job::new("direct", params.clone(), circuits.clone()))
+        .unwrap_err();
+    assert!(matches!(e, Error::JobTooLarge { .. }), "{e}");
+    assert_drained(&engine);
+    // A backend without constraint matrices computes a, b, c on the host right
+    // after synthesis: the same job is charged in full.
+    let cpu_engine = Engine::start(config, cpu()).unwrap();
+    let e = cpu_engine
+        .submit(Job::recorded("host-abc", params, shape, circuits))
+        .unwrap_err();
+    assert!(matches!(e, Error::JobTooLarge { .. }), "{e}");
+}
+
 /// An unsatisfied witness found by the device's row check fails its job, names
 /// the row and the circuit, and leaves the device in service.
 #[test]

@@ -167,6 +167,9 @@ impl FilecoinProver {
         let t = Instant::now();
         let mut job =
             Job::from_synthesizers(id, params, units.synthesizers).with_priority(priority);
+        if let Some(shape) = &units.shape {
+            job = job.with_recorded_shape(shape.clone());
+        }
         if let Some((r, s)) = randomness {
             job = job.with_randomness(r, s);
         }

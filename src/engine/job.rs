@@ -35,6 +35,8 @@ pub struct Job {
     pub(crate) units: Vec<Synthesizer>,
     pub(crate) randomness: Option<(Vec<Scalar>, Vec<Scalar>)>,
     pub(crate) checked: bool,
+    /// The recorded shape whose witness-only assignments the units return.
+    pub(crate) shape: Option<Arc<RecordedShape>>,
 }
 
 impl Job {
@@ -67,7 +69,7 @@ impl Job {
                 Box::new(move || shape.witness(c)) as Synthesizer
             })
             .collect();
-        Self::from_synthesizers(id, params, units)
+        Self::from_synthesizers(id, params, units).with_recorded_shape(shape)
     }
 
     /// A job made of arbitrary synthesis functions (tests inject faults this way).
@@ -83,7 +85,16 @@ impl Job {
             units,
             randomness: None,
             checked: true,
+            shape: None,
         }
+    }
+
+    /// Says that the units return witness-only assignments of `shape`
+    /// (`RecordedShape::witness`), so that where every device computes a, b
+    /// and c the budget charges each circuit its witness alone from the first.
+    pub fn with_recorded_shape(mut self, shape: Arc<RecordedShape>) -> Self {
+        self.shape = Some(shape);
+        self
     }
 
     /// BENCHMARK ONLY: proves circuits whose witness is not satisfied (workloads
@@ -130,6 +141,9 @@ pub(crate) struct JobState {
     pub s: Vec<Scalar>,
     /// Whether rows are checked and proofs verified (see Job::unchecked_benchmark).
     pub checked: bool,
+    /// Bytes of one circuit's witness where the circuits stay witness-only
+    /// until a device takes them (see Job::with_recorded_shape).
+    pub witness_bytes: Option<usize>,
     pub cancelled: AtomicBool,
     pub results: Mutex<JobResults>,
 }

@@ -129,25 +129,32 @@ struct Admission {
     mem: MemoryState,
     queue: BinaryHeap<SynthTask>,
     seq: u64,
-    /// Bytes per circuit, by parameter set, calibrated from measured assignments.
-    estimates: HashMap<usize, usize>,
+    /// Bytes per circuit, by parameter set and whether its circuits are
+    /// witness-only, calibrated from measured assignments.
+    estimates: HashMap<(usize, bool), usize>,
 }
 
 impl Admission {
-    /// Bytes one circuit of `params`' shape is expected to need: calibrated from
-    /// measured runs once there are some, else estimated from the shape.
-    fn estimate(&self, params: &Arc<Parameters>, backends: &[Arc<dyn Backend>]) -> usize {
+    /// Bytes one circuit of `job` is expected to need: calibrated from measured
+    /// runs once there are some, else its witness for a witness-only job, else
+    /// estimated from the parameters' shape.
+    fn estimate(&self, job: &JobState, backends: &[Arc<dyn Backend>]) -> usize {
+        let key = (
+            Arc::as_ptr(&job.params) as usize,
+            job.witness_bytes.is_some(),
+        );
         self.estimates
-            .get(&(Arc::as_ptr(params) as usize))
+            .get(&key)
             .copied()
-            .unwrap_or_else(|| {
-                initial_estimate(params) + h_host_bytes(backends, params.h.len() + 1)
+            .unwrap_or_else(|| match job.witness_bytes {
+                Some(bytes) => bytes,
+                None => {
+                    initial_estimate(&job.params) + h_host_bytes(backends, job.params.h.len() + 1)
+                }
             })
     }
 }
 
-/// Host bytes the H computation of a circuit of `rows` constraints adds, on
-/// whichever of `backends` takes it.
 /// Host bytes of the H vector a device hands back for a witness-only circuit
 /// of `rows` constraints (m − 1 coefficients).
 fn h_vector_bytes(rows: usize) -> usize {
@@ -160,6 +167,8 @@ fn abc_on_devices(backends: &[Arc<dyn Backend>], shape: &crate::synthesis::Recor
     backends.iter().all(|b| b.matrices_bytes(shape).is_some())
 }
 
+/// Host bytes the H computation of a circuit of `rows` constraints adds, on
+/// whichever of `backends` takes it.
 fn h_host_bytes(backends: &[Arc<dyn Backend>], rows: usize) -> usize {
     backends
         .iter()
@@ -532,34 +541,16 @@ impl Engine {
             return Err(Error::EmptyBatch);
         }
         let (r, s) = job.take_randomness()?;
-        // A unit is always admitted when none is in flight, so a circuit that
-        // cannot fit beside what the process already holds is refused here,
-        // unless that can be evicted.
-        let (estimate, held) = {
-            let adm = self.shared.admission.lock().unwrap();
-            let held = if adm.mem.units_in_flight == 0 {
-                memory::resident_anon_bytes().unwrap_or(0)
-            } else {
-                adm.mem.baseline
-            };
-            (adm.estimate(&job.params, &self.shared.backends), held)
-        };
-        let budget = self.shared.config.memory_budget;
-        let counted = if self.shared.config.held_memory_evictable {
-            0
-        } else {
-            held
-        };
-        if counted + estimate > budget {
-            return Err(Error::JobTooLarge {
-                id: job.id,
-                needed: estimate,
-                held,
-                budget,
-            });
-        }
         let (tx, rx) = oneshot::channel();
         let n = job.units.len();
+        // Witness-only circuits hand their H back through a per-device reserve.
+        let witness_only = job
+            .shape
+            .as_ref()
+            .filter(|shape| abc_on_devices(&self.shared.backends, shape));
+        let h_reserve = witness_only.map_or(0, |shape| {
+            h_vector_bytes(shape.num_rows()) * self.shared.backends.len()
+        });
         let state = Arc::new(JobState {
             id: job.id.clone(),
             priority: job.priority,
@@ -567,6 +558,9 @@ impl Engine {
             r,
             s,
             checked: job.checked,
+            witness_bytes: witness_only.map(|shape| {
+                (shape.num_inputs() + shape.num_aux()) * std::mem::size_of::<crate::Scalar>()
+            }),
             cancelled: AtomicBool::new(false),
             results: Mutex::new(JobResults {
                 proofs: vec![None; n],
@@ -575,6 +569,36 @@ impl Engine {
                 tx: Some(tx),
             }),
         });
+        // A unit is always admitted when none is in flight, so a circuit that
+        // cannot fit beside what the process already holds is refused here,
+        // unless that can be evicted.
+        let (needed, held) = {
+            let adm = self.shared.admission.lock().unwrap();
+            let held = if adm.mem.units_in_flight == 0 {
+                memory::resident_anon_bytes().unwrap_or(0)
+            } else {
+                adm.mem.baseline
+            };
+            let reserve_growth = h_reserve.saturating_sub(adm.mem.device_reserve);
+            (
+                adm.estimate(&state, &self.shared.backends) + reserve_growth,
+                held,
+            )
+        };
+        let budget = self.shared.config.memory_budget;
+        let counted = if self.shared.config.held_memory_evictable {
+            0
+        } else {
+            held
+        };
+        if counted + needed > budget {
+            return Err(Error::JobTooLarge {
+                id: job.id,
+                needed,
+                held,
+                budget,
+            });
+        }
         {
             let mut jobs = self.shared.jobs.lock().unwrap();
             if jobs.contains_key(&job.id) {
@@ -583,6 +607,7 @@ impl Engine {
             jobs.insert(job.id.clone(), state.clone());
         }
         let mut adm = self.shared.admission.lock().unwrap();
+        adm.mem.device_reserve = adm.mem.device_reserve.max(h_reserve);
         for (index, synth) in job.units.into_iter().enumerate() {
             adm.seq += 1;
             let seq = adm.seq;

@@ -97,7 +97,7 @@ fn admit(s: &Arc<Shared>) -> Option<(SynthTask, Arc<Charge>, usize)> {
             adm.queue.pop();
         }
         if let Some(head) = adm.queue.peek() {
-            let estimate = adm.estimate(&head.job.params, &s.backends);
+            let estimate = adm.estimate(&head.job, &s.backends);
             let budget = adm.budget;
             // Read now rather than from the sampler: at start there is no sample
             // yet, and the first units of a burst must see what is already held.
@@ -167,7 +167,7 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
                 } else {
                     super::h_host_bytes(&s.backends, asg.num_rows())
                 };
-                let key = Arc::as_ptr(&job.params) as usize;
+                let key = (Arc::as_ptr(&job.params) as usize, asg.is_witness_only());
                 let e = adm.estimates.entry(key).or_insert(0);
                 *e = (*e).max(actual + transient);
             }

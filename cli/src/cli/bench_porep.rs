@@ -167,8 +167,11 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
     let mut handles = vec![];
     for j in 0..args.jobs {
         let units = bench.synthesizers(0..partitions, args.seed + j as u64, !args.direct)?;
-        let job =
+        let mut job =
             Job::from_synthesizers(format!("c2-{j}"), params.clone(), units).unchecked_benchmark();
+        if !args.direct {
+            job = job.with_recorded_shape(bench.shape.clone());
+        }
         handles.push(engine.submit(job)?);
     }
     let mut done_at = vec![];
