@@ -52,7 +52,7 @@ fn stages_alone(
         .unwrap()[0];
     let pvk = groth16::prepare_verifying_key(&params.vk);
     let bases = G2Bases {
-        host: params.b_g2.clone(),
+        host: Some(params.b_g2.host().unwrap()),
         device: None,
     };
     let t = Instant::now();

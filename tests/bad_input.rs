@@ -155,9 +155,9 @@ fn parameters_for_another_circuit() {
     assert!(matches!(e, Error::ParamsMismatch { .. }), "{e}");
     // One point too many in h is caught too (bellperson ignores it).
     let mut p = params_for(&spec("cubic"), 2);
-    let mut h = (*p.h).clone();
+    let mut h = (*p.h.host().unwrap()).clone();
     h.push(h[0]);
-    p.h = Arc::new(h);
+    p.h = groth16::Query::new("h", h);
     let e = groth16::create_proof(spec("cubic").instance(1), &p, r, s).unwrap_err();
     assert!(
         matches!(e, Error::ParamsMismatch { vector: "h", .. }),

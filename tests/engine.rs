@@ -637,6 +637,51 @@ fn witness_only_jobs_are_charged_their_witness_from_the_first_circuit() {
     assert!(matches!(e, Error::JobTooLarge { .. }), "{e}");
 }
 
+/// With `release_host_copies`, the G1 queries leave host memory once the
+/// device holds them, the proofs stay the same, and a device that must place
+/// them again after a fault fails its jobs naming the released query.
+#[test]
+fn host_copies_are_released_once_the_device_holds_the_bases() {
+    use crossgroth::groth16::placement::PlacementConfig;
+    let params = Arc::new(params_for(&spec("cubic"), 1));
+    let (direct, _) = job("cpu", &params, "cubic", 0..2);
+    let cpu_engine = Engine::start(config(1 << 30), cpu()).unwrap();
+    let expected = cpu_engine.submit(direct).unwrap().wait().unwrap();
+    // Its second device call fails, as a device fault would.
+    let device = SimulatedDevice::failing_at(Duration::from_millis(1), 3)
+        .with_memory(8 << 30)
+        .shared();
+    let engine = Engine::start(
+        EngineConfig {
+            synthesis_workers: 1,
+            placement: PlacementConfig {
+                release_host_copies: true,
+                ..PlacementConfig::default()
+            },
+            ..config(1 << 30)
+        },
+        vec![device],
+    )
+    .unwrap();
+    let (first, _) = job("released", &params, "cubic", 0..2);
+    assert_eq!(engine.submit(first).unwrap().wait().unwrap(), expected);
+    for q in params.g1_queries() {
+        assert!(!q.is_on_host(), "{q:?}");
+    }
+    assert!(params.b_g2.is_on_host());
+    assert_eq!(
+        params.heap_bytes(),
+        params.b_g2.len() * std::mem::size_of::<crossgroth::G2Affine>()
+    );
+    let (faulty, _) = job("fault", &params, "cubic", 2..3);
+    let e = engine.submit(faulty).unwrap().wait().unwrap_err();
+    assert!(e.to_string().contains("injected failure"), "{e}");
+    let (after, _) = job("after", &params, "cubic", 3..4);
+    let e = engine.submit(after).unwrap().wait().unwrap_err();
+    assert!(e.to_string().contains("h query was released"), "{e}");
+    assert_drained(&engine);
+}
+
 /// An unsatisfied witness found by the device's row check fails its job, names
 /// the row and the circuit, and leaves the device in service.
 #[test]

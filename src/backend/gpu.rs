@@ -385,6 +385,10 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         true
     }
 
+    fn copies_resident_bases(&self) -> bool {
+        true
+    }
+
     fn prepare(&self, bases: &HostBases, placement: Placement) -> Result<DeviceBases> {
         match bases {
             HostBases::G1(b) => self.prepare_placed::<G1>(b, placement),

@@ -15,11 +15,24 @@ use crate::{G1Affine, G1Projective, G2Affine, G2Projective};
 /// host copy is what it reads).
 pub type DeviceBases = Option<Arc<dyn Any + Send + Sync>>;
 
-/// A set of bases prepared by a backend: the host copy, and what the backend
-/// keeps on its device.
+/// A set of bases prepared by a backend: the host copy (None where the
+/// backend keeps them resident and was told the host copy may go), and what
+/// the backend keeps on its device.
 pub struct Bases<C: MsmGroup> {
-    pub host: Arc<Vec<C::Base>>,
+    pub host: Option<Arc<Vec<C::Base>>>,
     pub device: DeviceBases,
+}
+
+impl<C: MsmGroup> Bases<C> {
+    /// The host copy, or an error saying the device holds the only one.
+    pub fn host(&self) -> Result<&Arc<Vec<C::Base>>> {
+        self.host.as_ref().ok_or_else(|| {
+            Error::Invalid(format!(
+                "these {} bases were released from host memory once a device held them",
+                C::NAME
+            ))
+        })
+    }
 }
 
 impl<C: MsmGroup> Clone for Bases<C> {

@@ -108,6 +108,12 @@ pub trait Backend: Send + Sync {
         false
     }
 
+    /// Whether bases placed resident are copied to the device, so that MSMs
+    /// over them need no host copy (see `PlacementConfig::release_host_copies`).
+    fn copies_resident_bases(&self) -> bool {
+        false
+    }
+
     /// Where a parameter setup for this backend's users can run its fixed-base
     /// products (the host's cores unless the backend's device has kernels for it).
     fn setup_device(&self) -> crate::groth16::SetupDevice {
@@ -248,7 +254,7 @@ impl<B: Backend + ?Sized> Msm for B {
     ) -> Result<Bases<C>> {
         let device = self.prepare(&C::host(bases.clone()), placement)?;
         Ok(Bases {
-            host: bases,
+            host: Some(bases),
             device,
         })
     }

@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::{
-    Backend, BasesRef, CpuBackend, DeviceBases, DeviceMatrices, HostBases, MsmInput, Placement,
-    Sums, WitnessH,
+    Backend, Bases, BasesRef, CpuBackend, DeviceBases, DeviceMatrices, HostBases, MsmInput,
+    Placement, Sums, WitnessH, G1, G2,
 };
 use crate::error::{Error, Result};
 use crate::synthesis::RecordedShape;
@@ -166,18 +166,25 @@ impl SimulatedDevice {
     }
 }
 
-/// The tag a simulated device puts on the bases it prepares.
-struct DeviceTag(usize);
+/// The tag a simulated device puts on the bases it prepares, with its own
+/// copy of resident ones (its "device memory": they then need no host copy).
+struct DeviceTag {
+    id: usize,
+    copy: Option<HostBases>,
+}
 
 impl SimulatedDevice {
-    fn tag(&self) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
-        Some(Arc::new(DeviceTag(self.id)))
+    fn tag(&self, copy: Option<HostBases>) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+        Some(Arc::new(DeviceTag { id: self.id, copy }))
     }
 
-    fn check_binding(&self, device: &Option<Arc<dyn std::any::Any + Send + Sync>>) -> Result<()> {
+    fn check_binding<'a>(
+        &self,
+        device: &'a Option<Arc<dyn std::any::Any + Send + Sync>>,
+    ) -> Result<&'a DeviceTag> {
         match device.as_ref().and_then(|d| d.downcast_ref::<DeviceTag>()) {
-            Some(DeviceTag(id)) if *id == self.id => Ok(()),
-            Some(DeviceTag(id)) => Err(Error::Backend {
+            Some(tag) if tag.id == self.id => Ok(tag),
+            Some(DeviceTag { id, .. }) => Err(Error::Backend {
                 backend: "simulated",
                 message: format!("bases resident on device {id} used on device {}", self.id),
             }),
@@ -220,14 +227,18 @@ impl Backend for SimulatedDevice {
     fn streams_bases(&self) -> bool {
         self.streams
     }
+    fn copies_resident_bases(&self) -> bool {
+        true
+    }
     fn prepare(&self, bases: &HostBases, placement: Placement) -> Result<DeviceBases> {
         let bytes = self.resident_bytes(bases.group(), bases.len(), 1);
         if placement == Placement::Streamed && self.streams {
             self.streamed_sets.fetch_add(1, Ordering::AcqRel);
+            Ok(self.tag(None))
         } else {
             self.hold(bytes);
+            Ok(self.tag(Some(bases.clone())))
         }
-        Ok(self.tag())
     }
     fn ntt(&self, values: &mut [Scalar], inverse: bool) -> Result<()> {
         CpuBackend.ntt(values, inverse)
@@ -289,13 +300,33 @@ impl Backend for SimulatedDevice {
         Ok(WitnessH::H(a))
     }
     fn msm_sums(&self, bases: BasesRef<'_>, inputs: &[MsmInput<'_>]) -> Result<Sums> {
-        let (device, host) = match bases {
-            BasesRef::G1(b) => (&b.device, Arc::as_ptr(&b.host) as usize),
-            BasesRef::G2(b) => (&b.device, Arc::as_ptr(&b.host) as usize),
+        let device = match bases {
+            BasesRef::G1(b) => &b.device,
+            BasesRef::G2(b) => &b.device,
         };
-        self.check_binding(device)?;
+        let tag = self.check_binding(device)?;
+        // What the device reads: its own copy of resident bases, else the host's.
+        let (g1, g2);
+        let (bases, points) = match (bases, &tag.copy) {
+            (BasesRef::G1(_), Some(HostBases::G1(copy))) => {
+                g1 = Bases::<G1> {
+                    host: Some(copy.clone()),
+                    device: None,
+                };
+                (BasesRef::G1(&g1), Arc::as_ptr(copy) as usize)
+            }
+            (BasesRef::G2(_), Some(HostBases::G2(copy))) => {
+                g2 = Bases::<G2> {
+                    host: Some(copy.clone()),
+                    device: None,
+                };
+                (BasesRef::G2(&g2), Arc::as_ptr(copy) as usize)
+            }
+            (BasesRef::G1(b), _) => (bases, b.host()?.as_ref() as *const _ as usize),
+            (BasesRef::G2(b), _) => (bases, b.host()?.as_ref() as *const _ as usize),
+        };
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        host.hash(&mut h);
+        points.hash(&mut h);
         for i in inputs {
             i.base_offset.hash(&mut h);
             i.density.map(|d| d.words()).hash(&mut h);

@@ -354,11 +354,36 @@ impl Shared {
     }
 
     fn prepared(&self, device: usize, params: &Arc<Parameters>) -> Result<Arc<PreparedParams>> {
-        self.prepared[device].lock().unwrap().prepared(
+        let prepared = self.prepared[device].lock().unwrap().prepared(
             self.backends[device].as_ref(),
             params,
             &self.config.placement,
-        )
+        )?;
+        if self.config.placement.release_host_copies && params.h.is_on_host() {
+            self.release_host_copies(params);
+        }
+        Ok(prepared)
+    }
+
+    /// Frees the host copy of `params`' G1 queries once every device holds
+    /// them alone, and takes what that frees off the budget's baseline.
+    fn release_host_copies(&self, params: &Arc<Parameters>) {
+        let everywhere = self
+            .prepared
+            .iter()
+            .all(|p| p.lock().unwrap().holds_g1_alone(params));
+        if !everywhere {
+            return;
+        }
+        let freed: usize = params.g1_queries().iter().map(|q| q.release_host()).sum();
+        log::info!(
+            "host copies of the parameters' H, L, A and B_G1 released ({}): every device holds them",
+            bytesize::ByteSize(freed as u64)
+        );
+        let mut adm = self.admission.lock().unwrap();
+        adm.mem.baseline = adm.mem.baseline.saturating_sub(freed);
+        drop(adm);
+        self.admission_cv.notify_all();
     }
 
     /// `shape`'s constraint matrices on a device, placed on first use (None:

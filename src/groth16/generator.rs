@@ -400,11 +400,11 @@ pub(crate) fn generate_parameters(
     }
     Ok(Parameters {
         vk,
-        h: Arc::new(h),
-        l: Arc::new(l),
-        a: Arc::new(a),
-        b_g1: Arc::new(b_g1),
-        b_g2: Arc::new(b_g2),
+        h: super::Query::new("h", h),
+        l: super::Query::new("l", l),
+        a: super::Query::new("a", a),
+        b_g1: super::Query::new("b_g1", b_g1),
+        b_g2: super::Query::new("b_g2", b_g2),
     })
 }
 

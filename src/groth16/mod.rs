@@ -7,6 +7,7 @@ mod params;
 pub mod placement;
 mod proof;
 mod prover;
+mod query;
 pub mod steps;
 mod verifier;
 
@@ -20,6 +21,7 @@ pub use prover::{
     create_proof, create_proof_batch, create_random_proof, create_random_proof_batch,
     draw_randomness, ProveOptions, Prover,
 };
+pub use query::Query;
 pub use steps::{assemble, G1Side, PreparedParams, StageTimes};
 pub use verifier::{
     prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey,

@@ -11,12 +11,12 @@
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 use group::prime::PrimeCurveAffine;
 use rayon::prelude::*;
 
+use super::Query;
 use crate::error::{Error, Result};
 use crate::synthesis::Shape;
 use crate::{G1Affine, G2Affine};
@@ -36,16 +36,17 @@ pub struct VerifyingKey {
     pub ic: Vec<G1Affine>,
 }
 
-/// A full parameter set. The query vectors are shared (`Arc`) so a prover, pending
-/// proofs and device uploads can hold them without copying.
+/// A full parameter set. The queries' points are shared (`Arc`) so a prover,
+/// pending proofs and device uploads can hold them without copying, and can be
+/// released from host memory once devices hold them ([`Query`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Parameters {
     pub vk: VerifyingKey,
-    pub h: Arc<Vec<G1Affine>>,
-    pub l: Arc<Vec<G1Affine>>,
-    pub a: Arc<Vec<G1Affine>>,
-    pub b_g1: Arc<Vec<G1Affine>>,
-    pub b_g2: Arc<Vec<G2Affine>>,
+    pub h: Query<G1Affine>,
+    pub l: Query<G1Affine>,
+    pub a: Query<G1Affine>,
+    pub b_g1: Query<G1Affine>,
+    pub b_g2: Query<G2Affine>,
 }
 
 /// A cursor over the file's bytes that names what it was reading when it fails.
@@ -438,11 +439,11 @@ impl Parameters {
         r.finish()?;
         Ok(Parameters {
             vk,
-            h: Arc::new(h),
-            l: Arc::new(l),
-            a: Arc::new(a),
-            b_g1: Arc::new(b_g1),
-            b_g2: Arc::new(b_g2),
+            h: Query::new("h", h),
+            l: Query::new("l", l),
+            a: Query::new("a", a),
+            b_g1: Query::new("b_g1", b_g1),
+            b_g2: Query::new("b_g2", b_g2),
         })
     }
 
@@ -501,7 +502,7 @@ impl Parameters {
         let mut offset = self.vk.encoded_len();
         macro_rules! check {
             ($($name:ident: $ty:ty),*) => {$(
-                if let Some(i) = first_outside_subgroup::<$ty>(&self.$name) {
+                if let Some(i) = first_outside_subgroup::<$ty>(&self.$name.host()?) {
                     return Err(Error::ParamsFormat(format!(
                         "{}[{i}] at offset {} is not in the prime-order subgroup",
                         stringify!($name),
@@ -536,11 +537,11 @@ impl Parameters {
             }
             Ok(())
         }
-        vector(&mut w, &self.h)?;
-        vector(&mut w, &self.l)?;
-        vector(&mut w, &self.a)?;
-        vector(&mut w, &self.b_g1)?;
-        vector(&mut w, &self.b_g2)?;
+        vector(&mut w, &self.h.host()?)?;
+        vector(&mut w, &self.l.host()?)?;
+        vector(&mut w, &self.a.host()?)?;
+        vector(&mut w, &self.b_g1.host()?)?;
+        vector(&mut w, &self.b_g2.host()?)?;
         Ok(())
     }
 
@@ -583,11 +584,19 @@ impl Parameters {
         }
     }
 
-    /// Bytes the query vectors occupy in memory.
+    /// Bytes the queries' points occupy in host memory (none for a query
+    /// whose host copy was released).
     pub fn heap_bytes(&self) -> usize {
-        (self.h.len() + self.l.len() + self.a.len() + self.b_g1.len())
-            * std::mem::size_of::<G1Affine>()
-            + self.b_g2.len() * std::mem::size_of::<G2Affine>()
+        self.g1_queries()
+            .iter()
+            .map(|q| q.host_bytes())
+            .sum::<usize>()
+            + self.b_g2.host_bytes()
+    }
+
+    /// The four G1 queries, in the file's order.
+    pub fn g1_queries(&self) -> [&Query<G1Affine>; 4] {
+        [&self.h, &self.l, &self.a, &self.b_g1]
     }
 }
 

@@ -62,6 +62,12 @@ pub struct PlacementConfig {
     /// working buffers may fill (the rest is left to the driver and other work).
     pub device_memory_fraction: f64,
     pub tables: TablePolicy,
+    /// Release the host copy of the G1 queries (H, L, A, B_G1) once every
+    /// device of an engine holds them resident: most of a proving host's
+    /// memory at Filecoin scale. B_G2 stays, for the MSMs the CPU takes. The
+    /// price: a device rebuilt after a fault cannot place them again, so their
+    /// jobs fail, naming the query, until the parameters are loaded anew.
+    pub release_host_copies: bool,
 }
 
 impl Default for PlacementConfig {
@@ -69,6 +75,7 @@ impl Default for PlacementConfig {
         PlacementConfig {
             device_memory_fraction: 0.9,
             tables: TablePolicy::Auto,
+            release_host_copies: false,
         }
     }
 }
@@ -176,6 +183,14 @@ impl DevicePlacement {
             }
             alive
         });
+    }
+
+    /// Whether `params`' G1 queries are placed here with no host copy kept
+    /// (see [`PlacementConfig::release_host_copies`]).
+    pub fn holds_g1_alone(&self, params: &Arc<Parameters>) -> bool {
+        self.sets
+            .get(&(Arc::as_ptr(params) as usize))
+            .is_some_and(|p| p.g1_sets().iter().all(|b| b.host.is_none()))
     }
 
     /// Forgets every placed set and matrices (after a device error: a rebuilt
@@ -325,7 +340,21 @@ pub fn place(
 ) -> Result<(PreparedParams, usize)> {
     let plan = plan(backend, params, config, held)?;
     let before = backend.memory();
-    let prepared = PreparedParams::with_placement(backend, params.clone(), plan.g1, plan.g2)?;
+    let mut prepared = PreparedParams::with_placement(backend, params.clone(), plan.g1, plan.g2)?;
+    if config.release_host_copies
+        && backend.copies_resident_bases()
+        && matches!(plan.g1, Placement::Resident { .. })
+    {
+        // The device's copies are what its MSMs read.
+        for bases in [
+            &mut prepared.h,
+            &mut prepared.l,
+            &mut prepared.a,
+            &mut prepared.b_g1,
+        ] {
+            bases.host = None;
+        }
+    }
     let grown = match (before, backend.memory()) {
         (Some((free_before, _)), Some((free_after, _))) => free_before.saturating_sub(free_after),
         _ => 0,

@@ -42,13 +42,18 @@ impl PreparedParams {
         g2: Placement,
     ) -> Result<Self> {
         Ok(PreparedParams {
-            h: backend.prepare_bases(params.h.clone(), g1)?,
-            l: backend.prepare_bases(params.l.clone(), g1)?,
-            a: backend.prepare_bases(params.a.clone(), g1)?,
-            b_g1: backend.prepare_bases(params.b_g1.clone(), g1)?,
-            b_g2: backend.prepare_bases(params.b_g2.clone(), g2)?,
+            h: backend.prepare_bases(params.h.host()?, g1)?,
+            l: backend.prepare_bases(params.l.host()?, g1)?,
+            a: backend.prepare_bases(params.a.host()?, g1)?,
+            b_g1: backend.prepare_bases(params.b_g1.host()?, g1)?,
+            b_g2: backend.prepare_bases(params.b_g2.host()?, g2)?,
             params,
         })
+    }
+
+    /// The four G1 sets, in the file's order.
+    pub fn g1_sets(&self) -> [&G1Bases; 4] {
+        [&self.h, &self.l, &self.a, &self.b_g1]
     }
 }
 
@@ -329,7 +334,7 @@ fn host_g1_side(
 /// B_G2 on the CPU from the host copy of the bases.
 fn host_b_g2(params: &Parameters, asg: &Assignment) -> Result<G2Projective> {
     let host = G2Bases {
-        host: params.b_g2.clone(),
+        host: Some(params.b_g2.host()?),
         device: None,
     };
     let parts = CpuBackend.msm::<G2>(&host, &b_inputs(asg))?;

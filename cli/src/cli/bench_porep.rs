@@ -9,6 +9,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use crossgroth::backend::{open_backends, BackendKind};
 use crossgroth::engine::{Engine, EngineConfig, Job};
+use crossgroth::groth16::placement::PlacementConfig;
 use crossgroth::groth16::{self, SetupOptions};
 use crossgroth_filecoin::benchmark::PoRepBenchmark;
 use crossgroth_filecoin::registered;
@@ -48,6 +49,11 @@ pub struct BenchPoRepArgs {
     /// Stop after the synthesis comparison: no parameters, no proofs.
     #[arg(long, requires = "compare_synthesis")]
     synthesis_only: bool,
+    /// Free the host copy of the G1 parameter queries (H, L, A, B_G1) once the
+    /// device holds them resident: host memory for more partitions at once; a
+    /// device fault then fails the jobs instead of placing them again.
+    #[arg(long)]
+    release_host_copies: bool,
     /// Seed of the fabricated proofs and of the parameters' toxic waste.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -143,7 +149,10 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
     );
 
     let mut config = EngineConfig {
-        placement: backend_flags::placement(),
+        placement: PlacementConfig {
+            release_host_copies: args.release_host_copies,
+            ..backend_flags::placement()
+        },
         ..EngineConfig::default()
     };
     if let Some(w) = args.synthesis_workers {

@@ -41,8 +41,8 @@ impl Backend for CpuBackend {
 
     fn msm_sums(&self, bases: BasesRef<'_>, inputs: &[MsmInput<'_>]) -> Result<Sums> {
         Ok(match bases {
-            BasesRef::G1(b) => Sums::G1(each(inputs, |i| msm::msm::<super::G1>(&b.host, i))?),
-            BasesRef::G2(b) => Sums::G2(each(inputs, |i| msm::msm::<super::G2>(&b.host, i))?),
+            BasesRef::G1(b) => Sums::G1(each(inputs, |i| msm::msm::<super::G1>(b.host()?, i))?),
+            BasesRef::G2(b) => Sums::G2(each(inputs, |i| msm::msm::<super::G2>(b.host()?, i))?),
         })
     }
 }
