@@ -155,10 +155,10 @@ impl Admission {
     }
 }
 
-/// Host bytes of the H vector a device hands back for a witness-only circuit
-/// of `rows` constraints (m − 1 coefficients).
-fn h_vector_bytes(rows: usize) -> usize {
-    rows.max(1).next_power_of_two() * std::mem::size_of::<crate::Scalar>()
+/// Host bytes kept for the H vectors `backends` hand back for witness-only
+/// circuits of `rows` constraints: one H (m − 1 coefficients) a device.
+fn h_reserve_bytes(backends: &[Arc<dyn Backend>], rows: usize) -> usize {
+    rows.max(1).next_power_of_two() * std::mem::size_of::<crate::Scalar>() * backends.len()
 }
 
 /// Whether every device computes a, b and c of `shape` from a witness (the
@@ -574,7 +574,7 @@ impl Engine {
             .as_ref()
             .filter(|shape| abc_on_devices(&self.shared.backends, shape));
         let h_reserve = witness_only.map_or(0, |shape| {
-            h_vector_bytes(shape.num_rows()) * self.shared.backends.len()
+            h_reserve_bytes(&self.shared.backends, shape.num_rows())
         });
         let state = Arc::new(JobState {
             id: job.id.clone(),

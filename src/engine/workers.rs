@@ -161,7 +161,7 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
                 // Calibrate: measured vectors plus what the H computation adds,
                 // which for a witness-only circuit is the device reserve's.
                 let transient = if asg.is_witness_only() {
-                    let h = super::h_vector_bytes(asg.num_rows()) * s.backends.len();
+                    let h = super::h_reserve_bytes(&s.backends, asg.num_rows());
                     adm.mem.device_reserve = adm.mem.device_reserve.max(h);
                     0
                 } else {
