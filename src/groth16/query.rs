@@ -133,7 +133,7 @@ mod tests {
         assert_eq!(copy.release_host(), 24);
         assert_eq!(q, copy);
         let e = q.host().unwrap_err().to_string();
-        assert!(e.contains("'s l query was released"), "{e}");
+        assert!(e.contains("parameters' l query was released"), "{e}");
         assert_eq!(q.host_bytes(), 0);
     }
 }
