@@ -24,10 +24,16 @@ source the GPU runs is checked here, in CI, without a GPU. What runs:
 - the NTT: the twiddles kernel and the radix-4 passes (shared memory, block
   barriers, the first pass's bit-reversed gather, the last one's n^-1 or coset
   scale) as ntt.rs plans them, forward and inverse, against a Python FFT.
+- the witness kernels (kernels/synthesis/spmv.cuh) as matrices.rs launches
+  them: fr_spmv on CSR matrices as the recorder writes them (input and aux
+  columns, coefficients +1, -1 and from the table, empty rows, a column twice,
+  padding rows to m, blocks that do not divide m), every output against
+  Python's sums; fr_first_unsatisfied (0xffffffff when every row holds, else
+  the least failing row).
 
 The harnesses are built with AddressSanitizer and UBSan: a kernel that reads or
-writes past a buffer sized as msm.rs sizes it fails here as memcheck would fail
-it on the GPU.
+writes past a buffer sized as msm.rs (or matrices.rs) sizes it fails here as
+memcheck would fail it on the GPU.
 
 usage: check_kernels_host.py [--quick]
 """
@@ -42,6 +48,7 @@ R = 2**384 % P
 GX = 0x17F1D3A73197D7942695638C4FA9AC0FC3688C4F9774B905A14E3A3F171BAC586C55E83FF97A1AEFFB3AF00ADB22C6BB
 GY = 0x08B3F481E3AAA0F1A09E30ED741D8AE4FCF5E095D5D00AF600DB18CB2C04B3EDD03CC744A2888AE40CAA232946C5E7E1
 R_FR = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
+AUX_COLUMN = 0x80000000  # SPMV_AUX_COLUMN in kernels/synthesis/spmv.cuh
 
 
 class Fq:
@@ -396,6 +403,104 @@ def check_ntt(exe, rng, quick):
           f"scale): forward and inverse equal Python's at 2^{', 2^'.join(map(str, logs))}")
 
 
+def spmv_matrix(rng, rows, inputs, aux, ntable):
+    """A CSR matrix as src/synthesis/recorded.rs records it: (row_start, col,
+    coeff), col with SPMV_AUX_COLUMN set for an aux variable; rows of 0 to 7
+    terms, some empty, some naming a column twice (x - x among them), the
+    coefficient indices 0 (+1), 1 (-1) and the others."""
+    row_start, col, coeff = [0], [], []
+    for _ in range(rows):
+        kind = rng.random()
+        if kind < 0.1:
+            pass  # an empty row
+        elif kind < 0.2:
+            c = rng.choice([rng.randrange(inputs), AUX_COLUMN | rng.randrange(aux)] if aux else [rng.randrange(inputs)])
+            col += [c, c]
+            coeff += rng.choice([[0, 1], [1, 0], [0, 0], [1, 1], [0, rng.randrange(ntable)],
+                                 [rng.randrange(min(2, ntable - 1), ntable), rng.randrange(ntable)]])
+        else:
+            for _ in range(rng.randrange(1, 8)):
+                col.append(AUX_COLUMN | rng.randrange(aux) if aux and rng.random() < 0.8 else rng.randrange(inputs))
+                coeff.append(rng.choice([0, 0, 1, rng.randrange(ntable)]))
+        row_start.append(len(col))
+    return row_start, col, coeff
+
+
+def check_spmv(exe, rng, quick):
+    """fr_spmv on CSR matrices and fr_first_unsatisfied, launched as
+    backends/cuda/src/matrices.rs launches them (blocks of 256, and 96, which
+    divides no m)."""
+    mont = 2**256 % R_FR
+    fr_limbs = lambda v: " ".join("%x" % ((v * mont % R_FR >> (32 * i)) & 0xFFFFFFFF) for i in range(8))
+    def run(args, text, what):
+        r = subprocess.run([exe, *args], input=text, capture_output=True, text=True)
+        if r.returncode != 0:  # AddressSanitizer's or UBSan's report, shown without the shadow map
+            report = r.stderr.split("Shadow bytes around")[0][-4000:]
+            sys.exit(f"{report}\ncheck_kernels_host: {what}: the harness failed (exit {r.returncode})")
+        return r.stdout
+    special = [0, 1, R_FR - 1, 2, R_FR - 2]
+    values = lambda k: [rng.choice(special) if rng.random() < 0.3 else rng.randrange(R_FR) for _ in range(k)]
+    # (name, m, rows, inputs, aux, table length)
+    shapes = [
+        ("rows < m", 1024 if not quick else 512, 1000 if not quick else 300, 5, 300, 9),
+        ("rows = m", 256, 256, 3, 100, 4),
+        ("m < block", 64, 37, 2, 40, 2),
+        ("inputs only", 128, 90, 20, 0, 6),
+        ("no rows", 16, 0, 1, 5, 2),
+        ("one row, one input", 1, 1, 1, 0, 2),
+    ]
+    for name, m, rows, inputs, aux, ntable in shapes:
+        table = [1, R_FR - 1] + [rng.choice([2, R_FR - 2, (R_FR - 1) // 2, rng.randrange(1, R_FR)])
+                                 for _ in range(ntable - 2)]
+        row_start, col, coeff = spmv_matrix(rng, rows, inputs, aux, ntable)
+        inp, auxv = [1] + values(inputs - 1), values(aux)  # input 0 is the constant one
+        want = [0] * m
+        for r in range(rows):
+            acc = 0
+            for t in range(row_start[r], row_start[r + 1]):
+                c = col[t]
+                v = auxv[c & ~AUX_COLUMN] if c & AUX_COLUMN else inp[c]
+                acc += table[coeff[t]] * v
+            want[r] = acc % R_FR
+        text = f"{rows} {inputs} {aux} {len(col)} {ntable}\n" + " ".join(map(str, row_start)) + "\n"
+        text += " ".join("%x" % c for c in col) + "\n" + " ".join(map(str, coeff)) + "\n"
+        text += "".join(fr_limbs(v) + "\n" for v in table + inp + auxv)
+        for block in (256, 96):
+            out = run(["spmv", str(m), str(block)], text, f"fr_spmv, {name}, block {block}").split()
+            if len(out) != m:
+                sys.exit(f"check_kernels_host: fr_spmv, {name}: {len(out)} outputs, expected {m}")
+            for i, (g, w) in enumerate(zip(out, want)):
+                if int(g, 16) != w * mont % R_FR:  # fully reduced: the Montgomery form exactly
+                    terms = " + ".join(
+                        (f"aux[{col[t] & ~AUX_COLUMN}]" if col[t] & AUX_COLUMN else f"input[{col[t]}]")
+                        + f" * table[{coeff[t]}]" for t in range(row_start[i], row_start[i + 1])) or "no terms"
+                    sys.exit(f"check_kernels_host: fr_spmv, {name}, block {block}: out[{i}] = "
+                             f"{int(g, 16) * pow(mont, -1, R_FR) % R_FR:#x}, expected {w:#x} "
+                             f"({'a padding row' if i >= rows else terms})")
+        print(f"check_kernels_host: fr_spmv, {name}: {rows} rows, {len(col)} terms, m = {m}, blocks of 256 and "
+              f"96: equals Python's sums")
+    # fr_first_unsatisfied: c = a b except on the chosen rows
+    nrows = 700 if not quick else 300
+    for name, rows, bad in [("all rows hold", nrows, []), ("the first fails", nrows, [0]),
+                            ("the last fails", nrows, [nrows - 1]),
+                            ("several fail", nrows, sorted(rng.sample(range(50, nrows), 6))),
+                            ("one past the first block fails", nrows, [rng.randrange(256, nrows)]),
+                            ("a single row fails", 1, [0]), ("no rows", 0, [])]:
+        a, b = values(rows), values(rows)
+        c = [x * y % R_FR for x, y in zip(a, b)]
+        for i in bad:
+            c[i] = (c[i] + rng.choice([1, R_FR - 1, rng.randrange(1, R_FR)])) % R_FR
+        text = "".join(fr_limbs(v) + "\n" for v in a + b + c)
+        want = min(bad, default=0xFFFFFFFF)
+        for block in (256, 96):
+            got = int(run(["first", str(rows), str(block)], text, f"fr_first_unsatisfied, {name}, block {block}"), 16)
+            if got != want:
+                sys.exit(f"check_kernels_host: fr_first_unsatisfied, {name} (rows {bad} fail), block {block}: "
+                         f"{got:#x}, expected {want:#x}")
+    print("check_kernels_host: fr_first_unsatisfied: 0xffffffff when every row holds, else the least failing "
+          "row (the first, the last, several), blocks of 256 and 96")
+
+
 def main():
     quick = "--quick" in sys.argv
     rng = random.Random()
@@ -445,6 +550,11 @@ def main():
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/ntt.cpp"), "-o", exe], check=True)
         check_ntt(exe, rng, quick)
+        exe = os.path.join(tmp, "spmv")
+        subprocess.run([cxx, *FLAGS,
+                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
+                        os.path.join(repo, "scripts/cuda/emu/spmv.cpp"), "-o", exe], check=True)
+        check_spmv(exe, rng, quick)
         exe = os.path.join(tmp, "msm_host")
         subprocess.run([cxx, *FLAGS,
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
