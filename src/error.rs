@@ -72,6 +72,12 @@ pub enum Error {
     #[error("the verifying key's delta is the identity (a subverted setup)")]
     IdentityDelta,
 
+    /// A prover needed the host copy of a parameter query that placement freed
+    /// (`PlacementConfig::release_host_copies`), typically on a device rebuilt
+    /// after a fault; loading the parameters again brings it back.
+    #[error("the host copy of the parameters' {0} query was released once the devices held it; load the parameters again to use them without those devices")]
+    HostCopyReleased(&'static str),
+
     #[error("{backend} backend: {message}")]
     Backend {
         backend: &'static str,

@@ -120,6 +120,9 @@ pub struct Config {
     pub budget: Budget,
     /// How long a parameter set must go unused before it may be evicted for memory.
     pub eviction_min_idle: Duration,
+    /// Free the host copy of a parameter set's G1 queries once every device
+    /// holds them (see `PlacementConfig::release_host_copies`).
+    pub release_host_copies: bool,
     pub backend: BackendKind,
     /// Device ordinals to prove on; empty: every device of the backend.
     pub devices: Vec<usize>,
@@ -154,6 +157,7 @@ impl Default for Config {
             param_cache: PathBuf::from(crossgroth_filecoin::params::DEFAULT_PARAMETER_CACHE),
             budget: Budget::Auto { margin: 5 << 30 },
             eviction_min_idle: Duration::from_secs(300),
+            release_host_copies: false,
             backend: BackendKind::Auto,
             devices: vec![],
             max_message_bytes: DEFAULT_MAX_MESSAGE,
@@ -204,6 +208,7 @@ struct MemorySection {
     total_budget: Option<Size>,
     safety_margin: Option<Size>,
     eviction_min_idle: Option<Dur>,
+    release_host_copies: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -216,6 +221,13 @@ struct GpuSection {
 struct SynthesisSection {
     threads: Option<usize>,
     recorded_shapes: Option<bool>,
+}
+
+/// A TOML error on one line, with the key it is about (`in `memory.x``).
+fn one_line(e: &toml::de::Error) -> String {
+    let text = e.to_string();
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words.join(" ").trim_start_matches('.').trim().to_string()
 }
 
 /// A size: bytes as an integer, or text such as "256MiB", "5GiB", "auto".
@@ -252,7 +264,12 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("srs", &["param_cache"]),
     (
         "memory",
-        &["total_budget", "safety_margin", "eviction_min_idle"],
+        &[
+            "total_budget",
+            "safety_margin",
+            "eviction_min_idle",
+            "release_host_copies",
+        ],
     ),
     ("gpus", &["backend", "devices"]),
     ("synthesis", &["threads", "recorded_shapes"]),
@@ -275,7 +292,7 @@ impl Config {
         }
         let file: File = table
             .try_into()
-            .map_err(|e: toml::de::Error| ConfigError::new(e.message()))?;
+            .map_err(|e: toml::de::Error| ConfigError::new(one_line(&e)))?;
         let mut c = Config::default();
         let d = file.daemon;
         if let Some(l) = d.listen {
@@ -316,6 +333,9 @@ impl Config {
         };
         if let Some(e) = m.eviction_min_idle {
             c.eviction_min_idle = duration(&e, "memory.eviction_min_idle")?;
+        }
+        if let Some(r) = m.release_host_copies {
+            c.release_host_copies = r;
         }
         if let Some(b) = file.gpus.backend {
             c.backend = b.parse().map_err(ConfigError::new)?;
@@ -480,6 +500,12 @@ mod tests {
         assert_eq!(c.max_message_bytes, 256 << 20);
         let d = Config::from_toml("").unwrap();
         assert_eq!(d.listen, Listen::Tcp("127.0.0.1:9820".into()));
+        assert!(!c.release_host_copies && !d.release_host_copies);
+        let r = Config::from_toml("[memory]\nrelease_host_copies = true").unwrap();
+        assert!(r.release_host_copies);
+        let e = Config::from_toml("[memory]\nrelease_host_copies = \"yes\"").unwrap_err();
+        assert!(e.to_string().contains("release_host_copies"), "{e}");
+        assert!(!e.to_string().contains('\n'), "one line: {e:?}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use crossgroth::backend::{Backend, BackendOptions};
 use crossgroth::engine::{Engine, EngineConfig};
+use crossgroth::groth16::placement::PlacementConfig;
 use crossgroth_filecoin::{FilecoinOptions, FilecoinProver, ParamsCache};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
@@ -76,6 +77,10 @@ impl Server {
             },
             // Idle parameter sets are evicted under pressure (evict_loop).
             held_memory_evictable: true,
+            placement: PlacementConfig {
+                release_host_copies: config.release_host_copies,
+                ..defaults.placement
+            },
             ..defaults
         };
         let engine = Engine::start(engine_config, backends.clone())?;

@@ -11,6 +11,8 @@
 //! - a device error (a simulated device that fails on demand): the job FAILED with
 //!   the device's message, the next one proves; a lost device is retired and new
 //!   work is refused with UNAVAILABLE saying so;
+//! - a device error after the host copies of a set were released: the next job
+//!   reads the set again and proves;
 //! - a restart with the same request_ids: a new job and a valid proof;
 //! - an unknown registered proof for each kind: INVALID_ARGUMENT naming it.
 //!
@@ -448,5 +450,79 @@ async fn an_unknown_registered_proof_of_each_kind_is_refused_by_name() {
         ok.error_message
     );
     verify_post(winning_request(), &ok.proof);
+    server.shutdown().await.unwrap();
+}
+
+/// With `memory.release_host_copies`, a loaded set keeps on the host only what
+/// the device does not hold (B_G2). A device error rebuilds the device without
+/// the set, and the host copy is gone: the next job of that circuit reads the
+/// file again and proves, instead of failing for want of the released queries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn released_host_copies_are_read_again_after_a_device_error() {
+    let _turn = SERIAL.lock().await;
+    let g1 = Duration::from_millis(20);
+    let full = {
+        let cache = crossgroth_filecoin::ParamsCache::open(&fixture().params_dir).unwrap();
+        let p = crossgroth_filecoin::Registered::for_sector_size(2048)
+            .unwrap()
+            .params(crossgroth_filecoin::ProofKind::WinningPoSt)
+            .unwrap();
+        cache.load(&p).unwrap().0
+    };
+    let b_g2_bytes = full.b_g2.len() * std::mem::size_of::<crossgroth::G2Affine>();
+    assert!(full.heap_bytes() > 2 * b_g2_bytes);
+    let config = crossgroth_daemon::Config {
+        release_host_copies: true,
+        ..config()
+    };
+    // Its second critical path fails, as a device fault would.
+    let (server, addr) = start_with(
+        config,
+        device(SimulatedDevice::failing_at(g1, 2).with_memory(8 << 30)),
+    )
+    .await;
+    let mut c = connect(&addr).await;
+    let held = |s: &pb::GetStatusResponse| {
+        s.loaded_srs
+            .iter()
+            .find(|l| l.circuit_id == "winning-2k")
+            .map(|l| l.size_bytes as usize)
+    };
+
+    let first = prove(&mut c, winning("released-1")).await;
+    assert_eq!(
+        first.status,
+        JobStatus::Completed as i32,
+        "{}",
+        first.error_message
+    );
+    verify_post(winning_request(), &first.proof);
+    assert_eq!(
+        held(&status(&mut c).await),
+        Some(b_g2_bytes),
+        "only B_G2 stays"
+    );
+
+    let faulted = prove(&mut c, winning("released-2")).await;
+    assert_eq!(faulted.status, JobStatus::Failed as i32);
+    assert!(
+        faulted.error_message.contains("injected failure"),
+        "{}",
+        faulted.error_message
+    );
+
+    let again = prove(&mut c, winning("released-3")).await;
+    assert_eq!(
+        again.status,
+        JobStatus::Completed as i32,
+        "{}",
+        again.error_message
+    );
+    verify_post(winning_request(), &again.proof);
+    assert_eq!(
+        held(&status(&mut c).await),
+        Some(b_g2_bytes),
+        "released again"
+    );
     server.shutdown().await.unwrap();
 }

@@ -152,6 +152,27 @@ impl FilecoinProver {
         priority: Priority,
         randomness: Option<(Vec<Scalar>, Vec<Scalar>)>,
     ) -> Result<Output> {
+        match self.attempt(id, request, priority, randomness.clone()) {
+            // The set was dropped from the cache (see `explain`): read anew, it
+            // can be placed again.
+            Err(FilecoinError::Proving(Error::HostCopyReleased(query))) => {
+                log::warn!(
+                    "job {id}: the parameters' {query} query had been released from host memory \
+                     and no device holds it now: proving again on the parameters read anew"
+                );
+                self.attempt(id, request, priority, randomness)
+            }
+            r => r,
+        }
+    }
+
+    fn attempt(
+        &self,
+        id: &str,
+        request: &Request,
+        priority: Priority,
+        randomness: Option<(Vec<Scalar>, Vec<Scalar>)>,
+    ) -> Result<Output> {
         let start = Instant::now();
         let mut plan = request.plan()?;
         // A missing file is said before any synthesis.
@@ -237,6 +258,12 @@ impl FilecoinProver {
                     plan.params.label()
                 ),
             },
+            e @ Error::HostCopyReleased(_) => {
+                // The devices lost the only copy (a fault rebuilt one): whoever
+                // proves this circuit next reads the file again.
+                self.params.evict(&plan.params.cache_id);
+                FilecoinError::Proving(e)
+            }
             e => FilecoinError::Proving(e),
         }
     }

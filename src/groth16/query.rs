@@ -42,13 +42,11 @@ impl<T> Query<T> {
 
     /// The points in host memory, or an error saying they were released.
     pub fn host(&self) -> Result<Arc<Vec<T>>> {
-        self.points.read().unwrap().clone().ok_or_else(|| {
-            Error::Invalid(format!(
-                "the host copy of the parameters' {} query was released once the devices held it; \
-                 load the parameters again to use them without those devices",
-                self.name
-            ))
-        })
+        self.points
+            .read()
+            .unwrap()
+            .clone()
+            .ok_or(Error::HostCopyReleased(self.name))
     }
 
     pub fn is_on_host(&self) -> bool {
