@@ -106,3 +106,44 @@ fn test_sector_post_commands_prove_and_verify() {
         "{err}"
     );
 }
+
+/// `bench-porep --witness-pass` times one fabricated partition's witness pass
+/// alone, labelled a benchmark; it takes no flags of the other modes.
+#[test]
+fn bench_porep_times_a_witness_pass_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (code, out, err) = crossgroth(
+        &[
+            "filecoin",
+            "bench-porep",
+            "--sector-size",
+            "2KiB",
+            "--witness-pass",
+        ],
+        d,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("BENCHMARK:"), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("one partition's witness pass"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let aux: u64 = line
+        .split(" aux")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(aux > 1000, "{line}");
+    assert!(
+        line.contains(" user, ") && line.contains(" system)"),
+        "{line}"
+    );
+    let (code, _, err) = crossgroth(
+        &["filecoin", "bench-porep", "--witness-pass", "--direct"],
+        d,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--direct"), "{err}");
+}

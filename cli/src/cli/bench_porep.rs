@@ -49,6 +49,11 @@ pub struct BenchPoRepArgs {
     /// Stop after the synthesis comparison: no parameters, no proofs.
     #[arg(long, requires = "compare_synthesis")]
     synthesis_only: bool,
+    /// Time the witness pass of one fabricated partition alone and stop (no
+    /// shape, no parameters): wall time and core-seconds, user and system (the
+    /// kernel's share is mostly the witness's fresh pages). For profiling.
+    #[arg(long, conflicts_with_all = ["compare_synthesis", "direct"])]
+    witness_pass: bool,
     /// Free the host copy of the G1 parameter queries (H, L, A, B_G1) once the
     /// device holds them resident: host memory for more partitions at once; a
     /// device fault then fails the jobs instead of placing them again.
@@ -66,6 +71,9 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
     let size = registered::parse_sector_size(&args.sector_size)?;
     let name = registered::sector_size_name(size);
     println!("BENCHMARK: PoRep C2 {name} on fabricated vanilla proofs; its proofs are never valid");
+    if args.witness_pass {
+        return time_witness_pass(size, args.seed);
+    }
     let backends = open_backends(args.backend, None, backend_flags::backend_options())?;
 
     let stage = Stage::start(&format!("recording the {name} PoRep partition's shape"));
@@ -215,13 +223,45 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
 }
 
 /// Runs `f`: its result, wall seconds, and the process's core-seconds in words.
+/// One fabricated partition's witness pass, run twice: the first learns the
+/// variable counts, the second is sized as the engine sizes it (from the
+/// recorded shape) and is the one reported.
+fn time_witness_pass(size: u64, seed: u64) -> Result<()> {
+    use crossgroth::synthesis::WitnessSystem;
+    use crossgroth::{Circuit, ConstraintSystem, Scalar};
+    let pass = |hint: (usize, usize)| -> Result<(usize, usize)> {
+        let circuit = crossgroth_filecoin::fabricated::porep_partition_for_size(size, 0, seed)?;
+        let mut ws = WitnessSystem::new(hint.0, hint.1);
+        ws.alloc_input(|| "one", || Ok(<Scalar as ff::Field>::ONE))?;
+        circuit.synthesize(&mut ws)?;
+        Ok((ws.inputs_slice().len(), ws.aux_slice().len()))
+    };
+    let stage = Stage::start("a first witness pass (learning the variable counts)");
+    let hint = pass((0, 0))?;
+    stage.finish();
+    let (counts, secs, cpu) = core_timed(|| pass(hint));
+    counts?;
+    println!(
+        "one partition's witness pass ({} inputs, {} aux, {}): {secs:.2} s, {cpu}",
+        hint.0,
+        hint.1,
+        bytesize::ByteSize((hint.1 * std::mem::size_of::<Scalar>()) as u64)
+    );
+    Ok(())
+}
+
 fn core_timed<T>(f: impl FnOnce() -> T) -> (T, f64, String) {
     let cpu = process_cpu_seconds();
     let t = Instant::now();
     let out = f();
     let secs = t.elapsed().as_secs_f64();
     let cpu = match (cpu, process_cpu_seconds()) {
-        (Some(a), Some(b)) => format!("{:.1} core-seconds", b - a),
+        (Some((u0, s0)), Some((u1, s1))) => format!(
+            "{:.1} core-seconds ({:.1} user, {:.1} system)",
+            (u1 - u0) + (s1 - s0),
+            u1 - u0,
+            s1 - s0
+        ),
         _ => "core-seconds not measured on this system".into(),
     };
     (out, secs, cpu)
@@ -229,18 +269,18 @@ fn core_timed<T>(f: impl FnOnce() -> T) -> (T, f64, String) {
 
 /// User and system CPU time of the whole process so far, in seconds.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn process_cpu_seconds() -> Option<f64> {
+fn process_cpu_seconds() -> Option<(f64, f64)> {
     // SAFETY: getrusage only writes the struct it is given.
     let usage = unsafe {
         let mut u: libc::rusage = std::mem::zeroed();
         (libc::getrusage(libc::RUSAGE_SELF, &mut u) == 0).then_some(u)
     }?;
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    Some(secs(usage.ru_utime) + secs(usage.ru_stime))
+    Some((secs(usage.ru_utime), secs(usage.ru_stime)))
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn process_cpu_seconds() -> Option<f64> {
+fn process_cpu_seconds() -> Option<(f64, f64)> {
     None
 }
 
