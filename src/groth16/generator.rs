@@ -141,8 +141,23 @@ fn window_bits(device: &SetupDevice, m: usize) -> usize {
 }
 
 macro_rules! fixed_base {
-    ($proj:ty, $aff:ty, $raw:ty, $curve:ty) => {
+    ($proj:ty, $aff:ty, $raw:ty, $raw_proj:ty, $to_affine:path, $curve:ty) => {
         impl FixedBase<$aff> {
+            /// Affine copies of `p` with one inversion a batch: blst's batch
+            /// conversion (identities stay identities); the group crate's
+            /// default `batch_normalize`, which blstrs keeps, inverts each point.
+            fn to_affine(p: &[$proj], q: &mut [$aff]) {
+                assert_eq!(p.len(), q.len());
+                if p.is_empty() {
+                    return;
+                }
+                // blst walks a contiguous array when the second pointer is null.
+                let points: [*const $raw_proj; 2] = [p.as_ptr().cast(), std::ptr::null()];
+                // SAFETY: blstrs' projective and affine points are
+                // repr(transparent) over blst's, and q holds p.len() of them.
+                unsafe { $to_affine(q.as_mut_ptr().cast::<$raw>(), points.as_ptr(), p.len()) }
+            }
+
             /// `bits` is 8 or 16 (a whole number of bytes dividing 256).
             fn new(base: $proj, bits: usize) -> Self {
                 let digits = 1usize << bits;
@@ -168,7 +183,7 @@ macro_rules! fixed_base {
                 let mut table = vec![<$aff>::identity(); proj.len()];
                 proj.par_chunks(1 << 14)
                     .zip(table.par_chunks_mut(1 << 14))
-                    .for_each(|(p, t)| <$proj>::batch_normalize(p, t));
+                    .for_each(|(p, t)| Self::to_affine(p, t));
                 FixedBase { table, bits }
             }
 
@@ -208,7 +223,7 @@ macro_rules! fixed_base {
                             .zip(chosen.par_chunks(1 << 12))
                             .for_each(|(o, s)| {
                                 let p: Vec<$proj> = s.iter().map(|s| self.mul(s)).collect();
-                                <$proj>::batch_normalize(&p, o)
+                                Self::to_affine(&p, o)
                             });
                     }
                     SetupDevice::Cuda(dev) => {
@@ -254,12 +269,16 @@ fixed_base!(
     G1Projective,
     G1Affine,
     blst::blst_p1_affine,
+    blst::blst_p1,
+    blst::blst_p1s_to_affine,
     crossgroth_cuda::G1
 );
 fixed_base!(
     G2Projective,
     G2Affine,
     blst::blst_p2_affine,
+    blst::blst_p2,
+    blst::blst_p2s_to_affine,
     crossgroth_cuda::G2
 );
 
@@ -447,6 +466,39 @@ mod tests {
                 assert_eq!(t1.mul(s), g1 * s, "G1, {bits}-bit windows, {s:?}");
                 assert_eq!(t2.mul(s), g2 * s, "G2, {bits}-bit windows, {s:?}");
             }
+        }
+    }
+
+    /// The batch conversion equals each point's own, identities included, over
+    /// more points than one of blst's inversion strides (1536 G1, 768 G2).
+    #[test]
+    fn batch_affine_equals_each_points_affine() {
+        use group::Group;
+        use rand_core::SeedableRng;
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(9);
+        let n = 2000;
+        let identity_at = |i: usize| i == 0 || i == 1 || i == 777 || i == 1536 || i == n - 1;
+        let g1: Vec<G1Projective> = (0..n)
+            .map(|i| match identity_at(i) {
+                true => G1Projective::identity(),
+                false => G1Projective::random(&mut rng),
+            })
+            .collect();
+        let g2: Vec<G2Projective> = (0..n)
+            .map(|i| match identity_at(i) {
+                true => G2Projective::identity(),
+                false => G2Projective::random(&mut rng),
+            })
+            .collect();
+        for len in [0, 1, 2, 767, 768, 769, 1536, 1537, n] {
+            let mut a1 = vec![G1Affine::generator(); len];
+            FixedBase::<G1Affine>::to_affine(&g1[..len], &mut a1);
+            let want: Vec<G1Affine> = g1[..len].iter().map(|p| p.to_affine()).collect();
+            assert_eq!(a1, want, "G1, {len} points");
+            let mut a2 = vec![G2Affine::generator(); len];
+            FixedBase::<G2Affine>::to_affine(&g2[..len], &mut a2);
+            let want: Vec<G2Affine> = g2[..len].iter().map(|p| p.to_affine()).collect();
+            assert_eq!(a2, want, "G2, {len} points");
         }
     }
 }
