@@ -20,6 +20,7 @@ pub struct Metrics {
     queue: IntGaugeVec,
     memory: GaugeVec,
     srs_bytes: Gauge,
+    srs_reread: Gauge,
     device_busy: GaugeVec,
     uptime: Gauge,
 }
@@ -71,6 +72,12 @@ impl Metrics {
             "Bytes of parameter sets held in memory",
         )
         .unwrap();
+        let srs_reread = Gauge::new(
+            "crossgroth_srs_reread_after_release_total",
+            "Jobs proved again on a parameter set read anew: its host copy had been \
+             released (memory.release_host_copies) and no device held it",
+        )
+        .unwrap();
         let device_busy = GaugeVec::new(
             Opts::new(
                 "crossgroth_device_busy_seconds_total",
@@ -90,6 +97,7 @@ impl Metrics {
             Box::new(queue.clone()),
             Box::new(memory.clone()),
             Box::new(srs_bytes.clone()),
+            Box::new(srs_reread.clone()),
             Box::new(device_busy.clone()),
             Box::new(uptime.clone()),
         ] {
@@ -102,6 +110,7 @@ impl Metrics {
             queue,
             memory,
             srs_bytes,
+            srs_reread,
             device_busy,
             uptime,
         };
@@ -149,6 +158,7 @@ impl Metrics {
             .with_label_values(&["resident"])
             .set(s.resident as f64);
         self.srs_bytes.set(s.srs_bytes as f64);
+        self.srs_reread.set(s.srs_reread as f64);
         for (i, (name, busy)) in s.devices.iter().enumerate() {
             self.device_busy
                 .with_label_values(&[&i.to_string(), name])
@@ -177,6 +187,7 @@ pub struct Sample {
     pub charged: usize,
     pub resident: usize,
     pub srs_bytes: usize,
+    pub srs_reread: u64,
     /// Per device: its name and busy seconds.
     pub devices: Vec<(String, f64)>,
     pub uptime_s: f64,

@@ -194,6 +194,7 @@ impl Daemon {
             charged: engine.memory.charged,
             resident: engine.memory.resident,
             srs_bytes: prover.params().loaded().values().sum(),
+            srs_reread: prover.reread_after_release(),
             devices: engine
                 .devices
                 .iter()

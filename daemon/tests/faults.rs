@@ -524,5 +524,15 @@ async fn released_host_copies_are_read_again_after_a_device_error() {
         Some(b_g2_bytes),
         "released again"
     );
+    let metrics = c
+        .get_metrics(pb::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .prometheus_text;
+    assert!(
+        metrics.contains("\ncrossgroth_srs_reread_after_release_total 1\n"),
+        "{metrics}"
+    );
     server.shutdown().await.unwrap();
 }

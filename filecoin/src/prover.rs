@@ -108,6 +108,9 @@ pub struct FilecoinProver {
     params: ParamsCache,
     shapes: ShapeBook,
     options: FilecoinOptions,
+    /// Jobs proved again on parameters read anew after their host copy had
+    /// been released and no device held it.
+    reread_after_release: std::sync::atomic::AtomicU64,
 }
 
 impl FilecoinProver {
@@ -117,7 +120,15 @@ impl FilecoinProver {
             params,
             shapes: ShapeBook::default(),
             options,
+            reread_after_release: Default::default(),
         }
+    }
+
+    /// How many jobs found their parameters' host copy released with no device
+    /// holding it, and were proved again on the parameters read anew.
+    pub fn reread_after_release(&self) -> u64 {
+        self.reread_after_release
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn params(&self) -> &ParamsCache {
@@ -160,6 +171,8 @@ impl FilecoinProver {
                     "job {id}: the parameters' {query} query had been released from host memory \
                      and no device holds it now: proving again on the parameters read anew"
                 );
+                self.reread_after_release
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 self.attempt(id, request, priority, randomness)
             }
             r => r,
