@@ -102,12 +102,7 @@ async fn cancel_while_running_returns_the_memory_and_the_next_job_proves() {
     verify_post(window_request(), &r.proof);
     let s = status(&mut c).await;
     assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (1, 0));
-    let m = c
-        .get_metrics(pb::GetMetricsRequest {})
-        .await
-        .unwrap()
-        .into_inner()
-        .prometheus_text;
+    let m = metrics(&mut c).await;
     assert!(
         m.contains(r#"crossgroth_proofs_total{proof_kind="window_post",status="cancelled"} 1"#),
         "{m}"
@@ -524,15 +519,10 @@ async fn released_host_copies_are_read_again_after_a_device_error() {
         Some(b_g2_bytes),
         "released again"
     );
-    let metrics = c
-        .get_metrics(pb::GetMetricsRequest {})
-        .await
-        .unwrap()
-        .into_inner()
-        .prometheus_text;
+    let m = metrics(&mut c).await;
     assert!(
-        metrics.contains("\ncrossgroth_srs_reread_after_release_total 1\n"),
-        "{metrics}"
+        m.contains("\ncrossgroth_srs_reread_after_release_total 1\n"),
+        "{m}"
     );
     server.shutdown().await.unwrap();
 }

@@ -95,12 +95,7 @@ async fn every_rpc_over_loopback() {
         "{ids:?}"
     );
 
-    let m = c
-        .get_metrics(pb::GetMetricsRequest {})
-        .await
-        .unwrap()
-        .into_inner()
-        .prometheus_text;
+    let m = metrics(&mut c).await;
     assert!(
         m.contains(r#"crossgroth_proofs_total{proof_kind="winning_post",status="completed"} 1"#),
         "{m}"

@@ -222,7 +222,6 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
     Ok(())
 }
 
-/// Runs `f`: its result, wall seconds, and the process's core-seconds in words.
 /// One fabricated partition's witness pass, run twice: the first learns the
 /// variable counts, the second is sized as the engine sizes it (from the
 /// recorded shape) and is the one reported.
@@ -250,6 +249,7 @@ fn time_witness_pass(size: u64, seed: u64) -> Result<()> {
     Ok(())
 }
 
+/// Runs `f`: its result, wall seconds, and the process's core-seconds in words.
 fn core_timed<T>(f: impl FnOnce() -> T) -> (T, f64, String) {
     let cpu = process_cpu_seconds();
     let t = Instant::now();

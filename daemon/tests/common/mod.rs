@@ -184,6 +184,15 @@ pub async fn status(c: &mut Client) -> pb::GetStatusResponse {
         .into_inner()
 }
 
+/// The daemon's Prometheus text, through GetMetrics.
+pub async fn metrics(c: &mut Client) -> String {
+    c.get_metrics(pb::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .prometheus_text
+}
+
 /// A queue's (pending, in progress) by cuzk's name ("window-post").
 pub fn queue(s: &pb::GetStatusResponse, name: &str) -> (u32, u32) {
     let q = s.queues.iter().find(|q| q.proof_kind == name).unwrap();
