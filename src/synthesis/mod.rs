@@ -11,13 +11,15 @@ mod check;
 mod prover_cs;
 mod recorded;
 mod row_names;
+mod witness;
 
 pub use check::check_witness;
 use prover_cs::NamedSynthesis;
 pub use prover_cs::ProvingSystem;
 pub(crate) use recorded::AUX as AUX_COLUMN;
 pub(crate) use recorded::{Csr, Var};
-pub use recorded::{RecordedShape, ShapeRecorder, WitnessSystem};
+pub use recorded::{RecordedShape, ShapeRecorder};
+pub use witness::WitnessSystem;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

@@ -14,6 +14,7 @@ use ff::Field;
 use rayon::prelude::*;
 
 use super::row_names::RowNames;
+use super::witness::WitnessSystem;
 use super::{enforce_input_rows, guard_panics, Assignment, PendingEvaluations};
 use crate::density::Density;
 use crate::error::{Error, Result};
@@ -173,13 +174,14 @@ impl RecordedShape {
             let mut ws = WitnessSystem::new(self.num_inputs, self.num_aux);
             ws.alloc_input(|| "one", || Ok(Scalar::ONE))?;
             circuit.synthesize(&mut ws)?;
-            if ws.enforced != 0 && ws.enforced != self.num_user_rows {
+            let enforced = ws.enforced();
+            if enforced != 0 && enforced != self.num_user_rows {
                 return Err(Error::ShapeDrift(format!(
-                    "the circuit enforced {} constraints, the recording has {}",
-                    ws.enforced, self.num_user_rows
+                    "the circuit enforced {enforced} constraints, the recording has {}",
+                    self.num_user_rows
                 )));
             }
-            Ok((ws.input, ws.aux))
+            Ok(ws.into_witness())
         })
     }
 
@@ -520,115 +522,5 @@ impl ConstraintSystem<Scalar> for ShapeRecorder {
 
     fn get_root(&mut self) -> &mut Self::Root {
         self
-    }
-}
-
-/// Constraint system for the witness pass: it keeps values and counts constraints,
-/// never building a linear combination. It offers bellpepper's witness-generator
-/// protocol so circuits that support it can write values in bulk.
-pub struct WitnessSystem {
-    input: Vec<Scalar>,
-    aux: Vec<Scalar>,
-    enforced: usize,
-}
-
-impl WitnessSystem {
-    pub fn new(inputs_hint: usize, aux_hint: usize) -> Self {
-        WitnessSystem {
-            input: Vec::with_capacity(inputs_hint),
-            aux: Vec::with_capacity(aux_hint),
-            enforced: 0,
-        }
-    }
-}
-
-impl ConstraintSystem<Scalar> for WitnessSystem {
-    type Root = Self;
-
-    fn new() -> Self {
-        WitnessSystem::new(0, 0)
-    }
-
-    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.aux.push(f()?);
-        Ok(Variable(Index::Aux(self.aux.len() - 1)))
-    }
-
-    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.input.push(f()?);
-        Ok(Variable(Index::Input(self.input.len() - 1)))
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-        self.enforced += 1;
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
-
-    fn is_witness_generator(&self) -> bool {
-        true
-    }
-
-    fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
-        self.input.extend_from_slice(new_inputs);
-    }
-
-    fn extend_aux(&mut self, new_aux: &[Scalar]) {
-        self.aux.extend_from_slice(new_aux);
-    }
-
-    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Scalar], &mut [Scalar]) {
-        let (a0, i0) = (self.aux.len(), self.input.len());
-        self.aux.resize(a0 + aux_n, Scalar::ZERO);
-        self.input.resize(i0 + inputs_n, Scalar::ZERO);
-        (&mut self.aux[a0..], &mut self.input[i0..])
-    }
-
-    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Scalar] {
-        let i0 = self.input.len();
-        self.input.resize(i0 + n, Scalar::ZERO);
-        &mut self.input[i0..]
-    }
-
-    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
-        let a0 = self.aux.len();
-        self.aux.resize(a0 + n, Scalar::ZERO);
-        &mut self.aux[a0..]
-    }
-
-    fn inputs_slice(&self) -> &[Scalar] {
-        &self.input
-    }
-
-    fn aux_slice(&self) -> &[Scalar] {
-        &self.aux
     }
 }

@@ -51,8 +51,10 @@ pub struct BenchPoRepArgs {
     synthesis_only: bool,
     /// Time the witness pass of one fabricated partition alone and stop (no
     /// shape, no parameters): wall time and core-seconds, user and system (the
-    /// kernel's share is mostly the witness's fresh pages). For profiling.
-    #[arg(long, conflicts_with_all = ["compare_synthesis", "direct"])]
+    /// kernel's share is mostly the witness's fresh pages). For profiling. With
+    /// --direct, the same partition's direct synthesis is timed too, on the same
+    /// cores, and the witness pass's share of its core-seconds printed.
+    #[arg(long, conflicts_with_all = ["compare_synthesis"])]
     witness_pass: bool,
     /// Free the host copy of the G1 parameter queries (H, L, A, B_G1) once the
     /// device holds them resident: host memory for more partitions at once; a
@@ -72,7 +74,7 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
     let name = registered::sector_size_name(size);
     println!("BENCHMARK: PoRep C2 {name} on fabricated vanilla proofs; its proofs are never valid");
     if args.witness_pass {
-        return time_witness_pass(size, args.seed);
+        return time_witness_pass(size, args.seed, args.direct);
     }
     let backends = open_backends(args.backend, None, backend_flags::backend_options())?;
 
@@ -224,45 +226,79 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
 
 /// One fabricated partition's witness pass, run twice: the first learns the
 /// variable counts, the second is sized as the engine sizes it (from the
-/// recorded shape) and is the one reported.
-fn time_witness_pass(size: u64, seed: u64) -> Result<()> {
+/// recorded shape) and is the one reported. With `direct`, the partition's
+/// direct synthesis (a, b, c and the witness) is timed after it.
+fn time_witness_pass(size: u64, seed: u64, direct: bool) -> Result<()> {
     use crossgroth::synthesis::WitnessSystem;
     use crossgroth::{Circuit, ConstraintSystem, Scalar};
+    let circuit = || crossgroth_filecoin::fabricated::porep_partition_for_size(size, 0, seed);
     let pass = |hint: (usize, usize)| -> Result<(usize, usize)> {
-        let circuit = crossgroth_filecoin::fabricated::porep_partition_for_size(size, 0, seed)?;
         let mut ws = WitnessSystem::new(hint.0, hint.1);
         ws.alloc_input(|| "one", || Ok(<Scalar as ff::Field>::ONE))?;
-        circuit.synthesize(&mut ws)?;
+        circuit()?.synthesize(&mut ws)?;
         Ok((ws.inputs_slice().len(), ws.aux_slice().len()))
     };
     let stage = Stage::start("a first witness pass (learning the variable counts)");
     let hint = pass((0, 0))?;
     stage.finish();
-    let (counts, secs, cpu) = core_timed(|| pass(hint));
+    let (counts, secs, witness_cpu) = core_timed(|| pass(hint));
     counts?;
     println!(
-        "one partition's witness pass ({} inputs, {} aux, {}): {secs:.2} s, {cpu}",
+        "one partition's witness pass ({} inputs, {} aux, {}): {secs:.2} s, {witness_cpu}",
         hint.0,
         hint.1,
         bytesize::ByteSize((hint.1 * std::mem::size_of::<Scalar>()) as u64)
     );
+    if direct {
+        let circuit = circuit()?;
+        let (asg, secs, direct_cpu) =
+            core_timed(|| crossgroth::synthesis::synthesize(circuit).map(|a| a.num_rows()));
+        println!(
+            "the same partition synthesized directly ({} rows): {secs:.2} s, {direct_cpu}",
+            asg?
+        );
+        if let (Some(w), Some(d)) = (witness_cpu.total(), direct_cpu.total()) {
+            println!(
+                "witness pass / direct synthesis: {:.2} of the core-seconds",
+                w / d
+            );
+        }
+    }
     Ok(())
 }
 
-/// Runs `f`: its result, wall seconds, and the process's core-seconds in words.
-fn core_timed<T>(f: impl FnOnce() -> T) -> (T, f64, String) {
+/// Core-seconds a piece of work took, user and system, where the system can
+/// tell.
+struct CoreSeconds(Option<(f64, f64)>);
+
+impl CoreSeconds {
+    fn total(&self) -> Option<f64> {
+        self.0.map(|(user, system)| user + system)
+    }
+}
+
+impl std::fmt::Display for CoreSeconds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some((user, system)) => write!(
+                f,
+                "{:.1} core-seconds ({user:.1} user, {system:.1} system)",
+                user + system
+            ),
+            None => f.write_str("core-seconds not measured on this system"),
+        }
+    }
+}
+
+/// Runs `f`: its result, wall seconds, and the process's core-seconds.
+fn core_timed<T>(f: impl FnOnce() -> T) -> (T, f64, CoreSeconds) {
     let cpu = process_cpu_seconds();
     let t = Instant::now();
     let out = f();
     let secs = t.elapsed().as_secs_f64();
     let cpu = match (cpu, process_cpu_seconds()) {
-        (Some((u0, s0)), Some((u1, s1))) => format!(
-            "{:.1} core-seconds ({:.1} user, {:.1} system)",
-            (u1 - u0) + (s1 - s0),
-            u1 - u0,
-            s1 - s0
-        ),
-        _ => "core-seconds not measured on this system".into(),
+        (Some((u0, s0)), Some((u1, s1))) => CoreSeconds(Some((u1 - u0, s1 - s0))),
+        _ => CoreSeconds(None),
     };
     (out, secs, cpu)
 }
