@@ -181,7 +181,7 @@ impl JobState {
 pub struct JobHandle {
     pub(crate) id: String,
     pub(crate) rx: oneshot::Receiver<Result<Vec<Proof>>>,
-    pub(crate) engine: Weak<super::Shared>,
+    pub(crate) engine: Weak<super::shared::Shared>,
 }
 
 impl std::fmt::Debug for JobHandle {

@@ -14,34 +14,36 @@
 //! released before the next stage has the work; admission reads measured resident
 //! memory as well as the charges, so estimates that undercount cannot overrun.
 
+mod admission;
 mod job;
 mod memory;
 mod queue;
+mod shared;
 mod stats;
 mod workers;
 
 pub use job::{Job, JobHandle, Priority, Synthesizer};
 pub use memory::{resident_anon_bytes, Budget, MemoryState};
-pub use stats::{DeviceSummary, RunSummary, StageSummary};
+pub use stats::{DeviceSummary, JobStages, RunSummary, StageSummary};
 
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use crossbeam_channel::{bounded, Sender};
+use crossbeam_channel::bounded;
 use futures::channel::oneshot;
 
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::groth16::placement::{DevicePlacement, PlacementConfig};
-use crate::groth16::{Parameters, PreparedParams};
-use crate::synthesis::Assignment;
+use admission::{abc_on_devices, h_reserve_bytes, Admission};
 use job::{JobResults, JobState};
 use memory::ResidentSamples;
+use shared::Shared;
 use stats::Stats;
-use workers::{DeviceTask, Disposal, FinalTask, SynthTask};
+use workers::SynthTask;
 
 /// How an engine runs.
 #[derive(Clone, Debug)]
@@ -120,346 +122,6 @@ pub struct EngineStatus {
     pub out_of_service: Vec<bool>,
     /// Per device: the job whose circuit is on it now.
     pub on_device: Vec<Option<String>>,
-}
-
-/// State the synthesis workers and the budget share, under one lock so that waiting
-/// for a task and waiting for memory are one wait with no lost wakeup.
-struct Admission {
-    budget: Budget,
-    mem: MemoryState,
-    queue: BinaryHeap<SynthTask>,
-    seq: u64,
-    /// Bytes per circuit, by parameter set and whether its circuits are
-    /// witness-only, calibrated from measured assignments.
-    estimates: HashMap<(usize, bool), usize>,
-}
-
-impl Admission {
-    /// Bytes one circuit of `job` is expected to need: calibrated from measured
-    /// runs once there are some, else its witness for a witness-only job, else
-    /// estimated from the parameters' shape.
-    fn estimate(&self, job: &JobState, backends: &[Arc<dyn Backend>]) -> usize {
-        let key = (
-            Arc::as_ptr(&job.params) as usize,
-            job.witness_bytes.is_some(),
-        );
-        self.estimates
-            .get(&key)
-            .copied()
-            .unwrap_or_else(|| match job.witness_bytes {
-                Some(bytes) => bytes,
-                None => {
-                    initial_estimate(&job.params) + h_host_bytes(backends, job.params.h.len() + 1)
-                }
-            })
-    }
-}
-
-/// Host bytes kept for the H vectors `backends` hand back for witness-only
-/// circuits of `rows` constraints: one H (m − 1 coefficients) a device.
-fn h_reserve_bytes(backends: &[Arc<dyn Backend>], rows: usize) -> usize {
-    rows.max(1).next_power_of_two() * std::mem::size_of::<crate::Scalar>() * backends.len()
-}
-
-/// Whether every device computes a, b and c of `shape` from a witness (the
-/// engine then keeps its assignments witness-only until a device takes them).
-fn abc_on_devices(backends: &[Arc<dyn Backend>], shape: &crate::synthesis::RecordedShape) -> bool {
-    backends.iter().all(|b| b.matrices_bytes(shape).is_some())
-}
-
-/// Host bytes the H computation of a circuit of `rows` constraints adds, on
-/// whichever of `backends` takes it.
-fn h_host_bytes(backends: &[Arc<dyn Backend>], rows: usize) -> usize {
-    backends
-        .iter()
-        .map(|b| b.h_host_bytes(rows))
-        .max()
-        .unwrap_or(0)
-}
-
-pub(crate) struct Shared {
-    config: EngineConfig,
-    backends: Vec<Arc<dyn Backend>>,
-    admission: Mutex<Admission>,
-    admission_cv: Condvar,
-    device_queue: Mutex<BinaryHeap<DeviceTask>>,
-    device_cv: Condvar,
-    final_queue: queue::PriorityQueue<FinalTask>,
-    dealloc_tx: Sender<Disposal>,
-    jobs: Mutex<HashMap<String, Arc<JobState>>>,
-    /// Per device: parameter sets placed on it. The lock is held while
-    /// preparing, so a set is uploaded once even when the device worker and a
-    /// finalizer ask for it together.
-    prepared: Vec<Mutex<DevicePlacement>>,
-    stats: Mutex<Stats>,
-    resident: Mutex<ResidentSamples>,
-    stop: AtomicBool,
-    idle_cv: Condvar,
-    /// Devices still in service.
-    live_devices: AtomicUsize,
-    /// Order of arrival in the device queue.
-    device_seq: std::sync::atomic::AtomicU64,
-    /// Per device: taken out of service after repeated failures.
-    retired: Mutex<Vec<bool>>,
-    /// Per device: the job whose critical path it runs now.
-    on_device: Mutex<Vec<Option<String>>>,
-    /// Device workers still warming their backend up (see Engine::wait_ready).
-    warming: Mutex<usize>,
-    warmed_cv: Condvar,
-    /// Per job id: where a caller that asked (Engine::watch) collects its stage times.
-    watches: Mutex<HashMap<String, Weak<JobStages>>>,
-}
-
-/// Seconds one job spent in each engine stage ("queue_synthesis", "synthesis",
-/// "queue_device", "g1_side", "b_g2", "assemble", "verify"), summed over its circuits.
-#[derive(Debug, Default)]
-pub struct JobStages {
-    seconds: Mutex<HashMap<String, f64>>,
-}
-
-impl JobStages {
-    /// Seconds spent in `stage` so far (0 when none).
-    pub fn seconds(&self, stage: &str) -> f64 {
-        self.seconds
-            .lock()
-            .unwrap()
-            .get(stage)
-            .copied()
-            .unwrap_or(0.0)
-    }
-
-    pub fn snapshot(&self) -> HashMap<String, f64> {
-        self.seconds.lock().unwrap().clone()
-    }
-}
-
-/// The charge one circuit holds against the budget, from admission to its last free.
-/// Freed buffers credit it; dropping it credits what is left.
-pub(crate) struct Charge {
-    shared: Arc<Shared>,
-    remaining: AtomicUsize,
-}
-
-impl Charge {
-    fn credit(&self, bytes: usize) {
-        let mut cur = self.remaining.load(Ordering::Acquire);
-        loop {
-            let take = bytes.min(cur);
-            match self.remaining.compare_exchange(
-                cur,
-                cur - take,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => {
-                    self.shared.release(take, false);
-                    return;
-                }
-                Err(now) => cur = now,
-            }
-        }
-    }
-}
-
-impl Drop for Charge {
-    fn drop(&mut self) {
-        let rest = *self.remaining.get_mut();
-        self.shared.release(rest, true);
-    }
-}
-
-impl Shared {
-    fn release(&self, bytes: usize, unit_done: bool) {
-        let mut adm = self.admission.lock().unwrap();
-        adm.mem.charged -= bytes.min(adm.mem.charged);
-        if unit_done {
-            adm.mem.units_in_flight -= 1;
-        }
-        drop(adm);
-        self.admission_cv.notify_all();
-    }
-
-    /// Hands a spent buffer to the deallocators; its bytes are credited once freed.
-    /// Charges `bytes` a circuit allocated beyond its charge, so that the
-    /// budget stays truthful.
-    fn charge_growth(&self, charge: &Charge, bytes: usize) {
-        if bytes > 0 {
-            self.admission.lock().unwrap().mem.charged += bytes;
-            charge.remaining.fetch_add(bytes, Ordering::AcqRel);
-        }
-    }
-
-    fn dispose<T: Send + 'static>(&self, item: T, bytes: usize, charge: &Arc<Charge>) {
-        let disposal = Disposal {
-            item: Box::new(item),
-            bytes,
-            charge: charge.clone(),
-        };
-        if let Err(e) = self.dealloc_tx.send(disposal) {
-            // Only after shutdown: free here.
-            drop(e.into_inner());
-        }
-    }
-
-    /// Takes a device that keeps failing out of service. Its work goes to the other
-    /// devices; when none is left, the circuits waiting for one fail.
-    fn retire_device(&self, d: usize, reason: &str) {
-        log::error!(
-            "device {d} ({}) {reason}: taken out of service (restart the process to use \
-             it again: some device errors, such as a CUDA kernel fault, spoil the device \
-             for the whole process)",
-            self.backends[d].device(),
-        );
-        self.retired.lock().unwrap()[d] = true;
-        let mut queue = self.device_queue.lock().unwrap();
-        if self.live_devices.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let waiting: Vec<_> = std::mem::take(&mut *queue).into_vec();
-            drop(queue);
-            for t in waiting {
-                self.fail(
-                    &t.job,
-                    Error::Invalid("every device of the engine is out of service".into()),
-                );
-                self.dispose_assignment(t.asg, &t.charge);
-            }
-        } else {
-            drop(queue);
-        }
-        self.device_cv.notify_all();
-    }
-
-    /// Hands a whole assignment to the deallocators.
-    fn dispose_assignment(&self, asg: Assignment, charge: &Arc<Charge>) {
-        let bytes = assignment_bytes(&asg);
-        self.dispose(asg, bytes, charge);
-    }
-
-    fn record(&self, stage: &str, job: &str, unit: usize, began: Instant) {
-        let secs = began.elapsed().as_secs_f64();
-        crate::groth16::steps::log_stage(job, unit, stage, secs);
-        self.stats.lock().unwrap().record(stage, began, secs);
-        let watch = self
-            .watches
-            .lock()
-            .unwrap()
-            .get(job)
-            .and_then(Weak::upgrade);
-        if let Some(w) = watch {
-            *w.seconds
-                .lock()
-                .unwrap()
-                .entry(stage.to_string())
-                .or_default() += secs;
-        }
-    }
-
-    fn prepared(&self, device: usize, params: &Arc<Parameters>) -> Result<Arc<PreparedParams>> {
-        let prepared = self.prepared[device].lock().unwrap().prepared(
-            self.backends[device].as_ref(),
-            params,
-            &self.config.placement,
-        )?;
-        if self.config.placement.release_host_copies && params.h.is_on_host() {
-            self.release_host_copies(params);
-        }
-        Ok(prepared)
-    }
-
-    /// Frees the host copy of `params`' G1 queries once every device holds
-    /// them alone, and takes what that frees off the budget's baseline.
-    fn release_host_copies(&self, params: &Arc<Parameters>) {
-        let everywhere = self
-            .prepared
-            .iter()
-            .all(|p| p.lock().unwrap().holds_g1_alone(params));
-        if !everywhere {
-            return;
-        }
-        let freed: usize = params.g1_queries().iter().map(|q| q.release_host()).sum();
-        log::info!(
-            "host copies of the parameters' H, L, A and B_G1 released ({}): every device holds them",
-            bytesize::ByteSize(freed as u64)
-        );
-        let mut adm = self.admission.lock().unwrap();
-        adm.mem.baseline = adm.mem.baseline.saturating_sub(freed);
-        drop(adm);
-        self.admission_cv.notify_all();
-    }
-
-    /// `shape`'s constraint matrices on a device, placed on first use (None:
-    /// its a, b and c are computed on the host).
-    fn matrices(
-        &self,
-        device: usize,
-        shape: &Arc<crate::synthesis::RecordedShape>,
-        params: &Parameters,
-    ) -> Option<Arc<crate::backend::DeviceMatrices>> {
-        self.prepared[device].lock().unwrap().matrices(
-            self.backends[device].as_ref(),
-            shape,
-            params,
-            &self.config.placement,
-        )
-    }
-
-    /// Drops what is prepared on a device after it failed: if the failure rebuilt
-    /// its context, the old bases are gone, and the next circuit prepares again.
-    fn forget_prepared(&self, device: usize) {
-        self.prepared[device].lock().unwrap().forget();
-    }
-
-    /// Resolves a job with an error. The id is released first, so whoever the
-    /// resolution wakes may reuse it at once.
-    fn fail(&self, job: &JobState, e: Error) {
-        self.forget(job);
-        if job.resolve(Err(e)) {
-            self.stats.lock().unwrap().jobs_failed += 1;
-        }
-    }
-
-    /// Releases the job's id — only if it still names this job: a failed job's
-    /// late units must not release a new job that reused the id.
-    fn forget(&self, job: &JobState) {
-        let mut jobs = self.jobs.lock().unwrap();
-        if jobs
-            .get(&job.id)
-            .is_some_and(|j| std::ptr::eq(Arc::as_ptr(j), job))
-        {
-            jobs.remove(&job.id);
-        }
-        if jobs.is_empty() {
-            self.idle_cv.notify_all();
-        }
-    }
-
-    pub(crate) fn cancel(&self, id: &str) -> bool {
-        let job = self.jobs.lock().unwrap().get(id).cloned();
-        match job {
-            Some(job) => {
-                self.fail(&job, Error::Cancelled(id.to_string()));
-                // Drop its queued circuits now: they hold no memory yet.
-                let mut adm = self.admission.lock().unwrap();
-                let queue = std::mem::take(&mut adm.queue);
-                adm.queue = queue
-                    .into_iter()
-                    .filter(|t| !Arc::ptr_eq(&t.job, &job))
-                    .collect();
-                drop(adm);
-                self.admission_cv.notify_all();
-                true
-            }
-            None => false,
-        }
-    }
-}
-
-/// Estimated peak bytes of one circuit of `params`' shape before its H
-/// computation: a, b, c of at most the domain's length each, and the variables
-/// (twice: vectors grow by doubling).
-fn initial_estimate(params: &Parameters) -> usize {
-    let m = params.h.len() + 1;
-    let vars = params.vk.ic.len() + params.l.len();
-    (3 * m + 2 * vars) * std::mem::size_of::<crate::Scalar>()
 }
 
 pub struct Engine {
@@ -776,9 +438,4 @@ impl Drop for Engine {
         // Jobs still queued resolve with an error when their senders drop.
         self.stop();
     }
-}
-
-/// Bytes an assignment's vectors hold that the engine charges.
-fn assignment_bytes(asg: &Assignment) -> usize {
-    asg.heap_bytes()
 }

@@ -1,9 +1,42 @@
 //! Per-stage timings, per-device busy time and the run summary.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use serde::Serialize;
+
+/// Seconds one job spent in each engine stage ("queue_synthesis", "synthesis",
+/// "queue_device", "g1_side", "b_g2", "assemble", "verify"), summed over its circuits.
+#[derive(Debug, Default)]
+pub struct JobStages {
+    seconds: Mutex<HashMap<String, f64>>,
+}
+
+impl JobStages {
+    /// Seconds spent in `stage` so far (0 when none).
+    pub fn seconds(&self, stage: &str) -> f64 {
+        self.seconds
+            .lock()
+            .unwrap()
+            .get(stage)
+            .copied()
+            .unwrap_or(0.0)
+    }
+
+    pub fn snapshot(&self) -> HashMap<String, f64> {
+        self.seconds.lock().unwrap().clone()
+    }
+
+    pub(super) fn add(&self, stage: &str, secs: f64) {
+        *self
+            .seconds
+            .lock()
+            .unwrap()
+            .entry(stage.to_string())
+            .or_default() += secs;
+    }
+}
 
 /// Percentiles of one stage, in milliseconds.
 #[derive(Clone, Debug, Serialize)]

@@ -13,7 +13,7 @@ use rand_core::OsRng;
 
 use super::job::{JobState, Synthesizer};
 use super::memory::{resident_anon_bytes, SAMPLE_EVERY};
-use super::{assignment_bytes, Charge, Shared};
+use super::shared::{assignment_bytes, Charge, Shared};
 use crate::error::Error;
 use crate::groth16::steps::{self, G1Side};
 use crate::groth16::{prepare_verifying_key, verify_proofs_batch, Proof};
@@ -142,7 +142,7 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
         if let Ok(asg) = &mut result {
             // Witness-only stays so only where every device computes a, b, c.
             if let Some(p) = asg.pending.clone() {
-                if !super::abc_on_devices(&s.backends, &p.0) {
+                if !super::admission::abc_on_devices(&s.backends, &p.0) {
                     asg.evaluate();
                 }
             }
@@ -161,11 +161,11 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
                 // Calibrate: measured vectors plus what the H computation adds,
                 // which for a witness-only circuit is the device reserve's.
                 let transient = if asg.is_witness_only() {
-                    let h = super::h_reserve_bytes(&s.backends, asg.num_rows());
+                    let h = super::admission::h_reserve_bytes(&s.backends, asg.num_rows());
                     adm.mem.device_reserve = adm.mem.device_reserve.max(h);
                     0
                 } else {
-                    super::h_host_bytes(&s.backends, asg.num_rows())
+                    super::admission::h_host_bytes(&s.backends, asg.num_rows())
                 };
                 let key = (Arc::as_ptr(&job.params) as usize, asg.is_witness_only());
                 let e = adm.estimates.entry(key).or_insert(0);

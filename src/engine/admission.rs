@@ -1,0 +1,78 @@
+//! Admission: what one circuit is expected to hold, estimated before its synthesis
+//! and charged against the memory budget, and the queue circuits wait in for it.
+
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::Arc;
+
+use super::job::JobState;
+use super::memory::{Budget, MemoryState};
+use super::workers::SynthTask;
+use crate::backend::Backend;
+use crate::groth16::Parameters;
+
+/// State the synthesis workers and the budget share, under one lock so that waiting
+/// for a task and waiting for memory are one wait with no lost wakeup.
+pub(super) struct Admission {
+    pub(super) budget: Budget,
+    pub(super) mem: MemoryState,
+    pub(super) queue: BinaryHeap<SynthTask>,
+    pub(super) seq: u64,
+    /// Bytes per circuit, by parameter set and whether its circuits are
+    /// witness-only, calibrated from measured assignments.
+    pub(super) estimates: HashMap<(usize, bool), usize>,
+}
+
+impl Admission {
+    /// Bytes one circuit of `job` is expected to need: calibrated from measured
+    /// runs once there are some, else its witness for a witness-only job, else
+    /// estimated from the parameters' shape.
+    pub(super) fn estimate(&self, job: &JobState, backends: &[Arc<dyn Backend>]) -> usize {
+        let key = (
+            Arc::as_ptr(&job.params) as usize,
+            job.witness_bytes.is_some(),
+        );
+        self.estimates
+            .get(&key)
+            .copied()
+            .unwrap_or_else(|| match job.witness_bytes {
+                Some(bytes) => bytes,
+                None => {
+                    initial_estimate(&job.params) + h_host_bytes(backends, job.params.h.len() + 1)
+                }
+            })
+    }
+}
+
+/// Host bytes kept for the H vectors `backends` hand back for witness-only
+/// circuits of `rows` constraints: one H (m − 1 coefficients) a device.
+pub(super) fn h_reserve_bytes(backends: &[Arc<dyn Backend>], rows: usize) -> usize {
+    rows.max(1).next_power_of_two() * std::mem::size_of::<crate::Scalar>() * backends.len()
+}
+
+/// Whether every device computes a, b and c of `shape` from a witness (the
+/// engine then keeps its assignments witness-only until a device takes them).
+pub(super) fn abc_on_devices(
+    backends: &[Arc<dyn Backend>],
+    shape: &crate::synthesis::RecordedShape,
+) -> bool {
+    backends.iter().all(|b| b.matrices_bytes(shape).is_some())
+}
+
+/// Host bytes the H computation of a circuit of `rows` constraints adds, on
+/// whichever of `backends` takes it.
+pub(super) fn h_host_bytes(backends: &[Arc<dyn Backend>], rows: usize) -> usize {
+    backends
+        .iter()
+        .map(|b| b.h_host_bytes(rows))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Estimated peak bytes of one circuit of `params`' shape before its H
+/// computation: a, b, c of at most the domain's length each, and the variables
+/// (twice: vectors grow by doubling).
+pub(super) fn initial_estimate(params: &Parameters) -> usize {
+    let m = params.h.len() + 1;
+    let vars = params.vk.ic.len() + params.l.len();
+    (3 * m + 2 * vars) * std::mem::size_of::<crate::Scalar>()
+}
