@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::job::JobState;
 use super::memory::{Budget, MemoryState};
-use super::workers::SynthTask;
+use super::tasks::SynthTask;
 use crate::backend::Backend;
 use crate::groth16::Parameters;
 

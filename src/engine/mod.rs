@@ -20,6 +20,7 @@ mod memory;
 mod queue;
 mod shared;
 mod stats;
+mod tasks;
 mod workers;
 
 pub use job::{Job, JobHandle, Priority, Synthesizer};
@@ -43,7 +44,7 @@ use job::{JobResults, JobState};
 use memory::ResidentSamples;
 use shared::Shared;
 use stats::Stats;
-use workers::SynthTask;
+use tasks::SynthTask;
 
 /// How an engine runs.
 #[derive(Clone, Debug)]

@@ -14,7 +14,7 @@ use super::job::JobState;
 use super::memory::ResidentSamples;
 use super::queue;
 use super::stats::{JobStages, Stats};
-use super::workers::{DeviceTask, Disposal, FinalTask};
+use super::tasks::{DeviceTask, Disposal, FinalTask};
 use super::EngineConfig;
 use crate::backend::Backend;
 use crate::error::{Error, Result};

@@ -1,8 +1,6 @@
 //! The engine's threads: synthesis, one device worker per backend, finalizers,
 //! deallocators and the resident-memory sampler.
 
-use std::any::Any;
-use std::cmp::Ordering as CmpOrdering;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -11,75 +9,15 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use rand_core::OsRng;
 
-use super::job::{JobState, Synthesizer};
+use super::job::JobState;
 use super::memory::{resident_anon_bytes, SAMPLE_EVERY};
 use super::shared::{assignment_bytes, Charge, Shared};
+use super::tasks::{DeviceTask, Disposal, FinalTask, SynthTask};
 use crate::error::Error;
-use crate::groth16::steps::{self, G1Side};
+use crate::groth16::steps;
 use crate::groth16::{prepare_verifying_key, verify_proofs_batch, Proof};
 use crate::synthesis::{check_witness, Assignment};
 use crate::Scalar;
-
-pub(crate) struct SynthTask {
-    pub job: Arc<JobState>,
-    pub index: usize,
-    pub synth: Synthesizer,
-    pub seq: u64,
-    pub queued: Instant,
-}
-
-pub(crate) struct DeviceTask {
-    pub job: Arc<JobState>,
-    pub index: usize,
-    pub asg: Assignment,
-    pub charge: Arc<Charge>,
-    pub seq: u64,
-    pub queued: Instant,
-}
-
-pub(crate) struct FinalTask {
-    pub job: Arc<JobState>,
-    pub index: usize,
-    pub asg: Assignment,
-    pub g1: G1Side,
-    pub charge: Arc<Charge>,
-    pub device: usize,
-    pub seq: u64,
-}
-
-pub(crate) struct Disposal {
-    pub item: Box<dyn Any + Send>,
-    pub bytes: usize,
-    pub charge: Arc<Charge>,
-}
-
-/// Higher priority first, then submission order.
-macro_rules! priority_order {
-    ($t:ty) => {
-        impl Ord for $t {
-            fn cmp(&self, other: &Self) -> CmpOrdering {
-                self.job
-                    .priority
-                    .cmp(&other.job.priority)
-                    .then(other.seq.cmp(&self.seq))
-            }
-        }
-        impl PartialOrd for $t {
-            fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
-                Some(self.cmp(other))
-            }
-        }
-        impl PartialEq for $t {
-            fn eq(&self, other: &Self) -> bool {
-                self.cmp(other) == CmpOrdering::Equal
-            }
-        }
-        impl Eq for $t {}
-    };
-}
-priority_order!(SynthTask);
-priority_order!(DeviceTask);
-priority_order!(FinalTask);
 
 fn scalar_bytes(v: &Vec<Scalar>) -> usize {
     v.capacity() * std::mem::size_of::<Scalar>()
