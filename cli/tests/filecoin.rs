@@ -108,7 +108,9 @@ fn test_sector_post_commands_prove_and_verify() {
 }
 
 /// `bench-porep --witness-pass` times one fabricated partition's witness pass
-/// alone, labelled a benchmark; it takes no flags of the other modes.
+/// alone, labelled a benchmark, and with `--direct` the same partition's direct
+/// synthesis and the ratio of their core-seconds; it takes no flags of the
+/// synthesis comparison.
 #[test]
 fn bench_porep_times_a_witness_pass_alone() {
     let dir = tempfile::tempdir().unwrap();
@@ -120,6 +122,7 @@ fn bench_porep_times_a_witness_pass_alone() {
             "--sector-size",
             "2KiB",
             "--witness-pass",
+            "--direct",
         ],
         d,
     );
@@ -140,10 +143,27 @@ fn bench_porep_times_a_witness_pass_alone() {
         line.contains(" user, ") && line.contains(" system)"),
         "{line}"
     );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("the same partition synthesized directly (")),
+        "{out}"
+    );
+    let ratio: f64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("witness pass / direct synthesis: "))
+        .and_then(|r| r.split(' ').next())
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(ratio > 0.0 && ratio.is_finite(), "{out}");
     let (code, _, err) = crossgroth(
-        &["filecoin", "bench-porep", "--witness-pass", "--direct"],
+        &[
+            "filecoin",
+            "bench-porep",
+            "--witness-pass",
+            "--compare-synthesis",
+        ],
         d,
     );
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--direct"), "{err}");
+    assert!(err.contains("--compare-synthesis"), "{err}");
 }
