@@ -30,6 +30,19 @@ impl WitnessSystem {
         }
     }
 
+    /// A witness pass writing into `input` and `aux` (emptied first), whose pages
+    /// an earlier pass already touched: fresh pages of a multi-gigabyte witness
+    /// cost the kernel about as much as the pass itself.
+    pub fn reusing(mut input: Vec<Scalar>, mut aux: Vec<Scalar>) -> Self {
+        input.clear();
+        aux.clear();
+        WitnessSystem {
+            input,
+            aux,
+            enforced: 0,
+        }
+    }
+
     /// Constraints the circuit enforced (counted, never built).
     pub fn enforced(&self) -> usize {
         self.enforced

@@ -51,9 +51,10 @@ pub struct BenchPoRepArgs {
     synthesis_only: bool,
     /// Time the witness pass of one fabricated partition alone and stop (no
     /// shape, no parameters): wall time and core-seconds, user and system (the
-    /// kernel's share is mostly the witness's fresh pages). For profiling. With
-    /// --direct, the same partition's direct synthesis is timed too, on the same
-    /// cores, and the witness pass's share of its core-seconds printed.
+    /// kernel's share is mostly the witness's fresh pages), then again on the
+    /// same vectors. For profiling. With --direct, the same partition's direct
+    /// synthesis is timed too, on the same cores, and the witness pass's share of
+    /// its core-seconds printed.
     #[arg(long, conflicts_with_all = ["compare_synthesis"])]
     witness_pass: bool,
     /// Free the host copy of the G1 parameter queries (H, L, A, B_G1) once the
@@ -232,22 +233,28 @@ fn time_witness_pass(size: u64, seed: u64, direct: bool) -> Result<()> {
     use crossgroth::synthesis::WitnessSystem;
     use crossgroth::{Circuit, ConstraintSystem, Scalar};
     let circuit = || crossgroth_filecoin::fabricated::porep_partition_for_size(size, 0, seed);
-    let pass = |hint: (usize, usize)| -> Result<(usize, usize)> {
-        let mut ws = WitnessSystem::new(hint.0, hint.1);
+    let pass = |mut ws: WitnessSystem| -> Result<WitnessSystem> {
         ws.alloc_input(|| "one", || Ok(<Scalar as ff::Field>::ONE))?;
         circuit()?.synthesize(&mut ws)?;
-        Ok((ws.inputs_slice().len(), ws.aux_slice().len()))
+        Ok(ws)
     };
     let stage = Stage::start("a first witness pass (learning the variable counts)");
-    let hint = pass((0, 0))?;
+    let first = pass(WitnessSystem::new(0, 0))?;
     stage.finish();
-    let (counts, secs, witness_cpu) = core_timed(|| pass(hint));
-    counts?;
+    let hint = (first.inputs_slice().len(), first.aux_slice().len());
+    drop(first);
+    let (ws, secs, witness_cpu) = core_timed(|| pass(WitnessSystem::new(hint.0, hint.1)));
     println!(
         "one partition's witness pass ({} inputs, {} aux, {}): {secs:.2} s, {witness_cpu}",
         hint.0,
         hint.1,
         bytesize::ByteSize((hint.1 * std::mem::size_of::<Scalar>()) as u64)
+    );
+    let (input, aux) = ws?.into_witness();
+    let (ws, secs, reused_cpu) = core_timed(|| pass(WitnessSystem::reusing(input, aux)));
+    drop(ws?);
+    println!(
+        "the same pass on the last pass's vectors (no fresh pages): {secs:.2} s, {reused_cpu}"
     );
     if direct {
         let circuit = circuit()?;
