@@ -42,8 +42,8 @@ fn timed<T>(
 pub fn run(circuit: CircuitSpec, params_path: Option<PathBuf>, seed: u64) -> Result<()> {
     let command = format!("crosscheck --circuit {circuit}");
     match &params_path {
-        Some(p) => super::check_prove_memory(&command, p, &circuit)?,
-        None => super::check_setup_memory(&command, &circuit)?,
+        Some(p) => super::prove::check_prove_memory(&command, p, &circuit)?,
+        None => super::setup::check_setup_memory(&command, &circuit)?,
     }
     let asg = synthesize(circuit.instance(seed))?;
     let params = Arc::new(match &params_path {

@@ -76,8 +76,8 @@ pub fn run(args: EngineArgs) -> Result<()> {
     output::check_distinct(&outs, &inputs)?;
     let command = format!("proving {} × {}", args.count, args.circuit);
     match &args.params {
-        Some(p) => super::check_prove_memory(&command, p, &args.circuit)?,
-        None => super::check_setup_memory(&command, &args.circuit)?,
+        Some(p) => super::prove::check_prove_memory(&command, p, &args.circuit)?,
+        None => super::setup::check_setup_memory(&command, &args.circuit)?,
     }
     let backends: Vec<Arc<dyn Backend>> = match args.simulate_device_ms {
         Some(ms) => (0..args.devices.as_ref().map_or(1, |d| d.len()))
@@ -127,7 +127,7 @@ pub fn run(args: EngineArgs) -> Result<()> {
             (params, Some(loaded.summary()))
         }
         None => (
-            super::generate(args.circuit, None, backends[0].setup_device())?,
+            super::setup::generate(args.circuit, None, backends[0].setup_device())?,
             None,
         ),
     };

@@ -11,6 +11,7 @@ mod backend_flags;
 mod bench_porep;
 mod client;
 mod crosscheck;
+mod demo;
 mod engine_run;
 mod fault;
 mod filecoin;
@@ -20,26 +21,18 @@ mod output;
 mod params;
 mod plot;
 mod progress;
+mod prove;
 mod serve;
+mod setup;
 mod signals;
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Instant;
+use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::parser::ValueSource;
 use clap::{ArgGroup, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
-use crossgroth::backend::{available_backends, open_backend_with, BackendKind};
+use crossgroth::backend::BackendKind;
 use crossgroth::circuits::CircuitSpec;
-use crossgroth::groth16::{self, Parameters, Proof, ProveOptions, Prover};
-use crossgroth::synthesis;
-use crossgroth::Error;
-use rand_core::{OsRng, SeedableRng};
-
-use files::PublicInputsFile;
-use output::Output;
-use progress::Stage;
 
 pub use signals::install as install_signal_handlers;
 
@@ -313,7 +306,7 @@ pub fn run() -> Result<()> {
             vk,
             seed,
             backend,
-        } => setup(circuit, params, vk, seed, backend),
+        } => setup::setup(circuit, params, vk, seed, backend),
         Command::Prove {
             circuit,
             params,
@@ -364,7 +357,7 @@ pub fn run() -> Result<()> {
             }
             let proof = proof.expect("clap requires --proof without --count");
             let inputs = inputs.unwrap_or_else(|| files::inputs_path(&proof));
-            prove(ProveArgs {
+            prove::prove(prove::ProveArgs {
                 circuit,
                 params,
                 proof,
@@ -383,7 +376,7 @@ pub fn run() -> Result<()> {
             inputs,
         } => {
             let inputs = inputs.unwrap_or_else(|| files::inputs_path(&proof));
-            verify(params, vk, proof, inputs)
+            prove::verify(params, vk, proof, inputs)
         }
         Command::Crosscheck {
             circuit,
@@ -407,326 +400,12 @@ pub fn run() -> Result<()> {
             count,
             backend,
         )),
-        Command::Devices => devices(),
+        Command::Devices => demo::devices(),
         Command::Filecoin { command } => filecoin::run(command),
         Command::Serve(args) => serve::run(args),
         Command::Client(args) => client::run(args),
-        Command::Demo { circuit, backend } => demo(circuit, backend),
+        Command::Demo { circuit, backend } => demo::demo(circuit, backend),
     }
-}
-
-/// Random parameters for `circuit`, their fixed-base products on `device`.
-fn generate(
-    circuit: CircuitSpec,
-    seed: Option<u64>,
-    device: groth16::SetupDevice,
-) -> Result<Parameters> {
-    let on = match device {
-        groth16::SetupDevice::Cpu => "cpu",
-        groth16::SetupDevice::Cuda(_) => "cuda",
-    };
-    let stage = Stage::start(&format!("generating parameters for {circuit} on {on}"));
-    let report = |what: &str, done: usize, total: usize| stage.step(what, done, total);
-    let options = groth16::SetupOptions {
-        device,
-        progress: Some(&report),
-    };
-    let params = match seed {
-        Some(s) => groth16::generate_random_parameters_with(
-            circuit.blank(),
-            &mut rand_chacha::ChaCha20Rng::seed_from_u64(s),
-            &options,
-        ),
-        None => groth16::generate_random_parameters_with(circuit.blank(), &mut OsRng, &options),
-    }?;
-    let secs = stage.finish();
-    eprintln!("parameters for {circuit} generated on {on} in {secs:.1} s");
-    Ok(params)
-}
-
-/// Where `setup --backend` runs the fixed-base products.
-fn setup_device(kind: BackendKind) -> Result<groth16::SetupDevice> {
-    match kind {
-        BackendKind::Cpu => Ok(groth16::SetupDevice::Cpu),
-        BackendKind::Cuda => {
-            Ok(open_backend_with(kind, backend_flags::backend_options())?.setup_device())
-        }
-        other => bail!("setup --backend {other}: parameters are generated on cpu or cuda"),
-    }
-}
-
-/// Refuses a circuit whose parameters would not fit in memory.
-fn check_setup_memory(command: &str, circuit: &CircuitSpec) -> Result<()> {
-    let (bytes, basis) = memory::setup_bytes(circuit);
-    memory::ensure_fits(command, bytes, 0, &format!("{circuit}: {basis}"))
-}
-
-fn setup(
-    circuit: CircuitSpec,
-    path: PathBuf,
-    vk: Option<PathBuf>,
-    seed: Option<u64>,
-    backend: BackendKind,
-) -> Result<()> {
-    let params_out = Output::check(&path, "--params")?;
-    let vk_out = vk
-        .as_deref()
-        .map(|p| Output::check(p, "--vk"))
-        .transpose()?;
-    let mut outs = vec![("--params", &params_out)];
-    outs.extend(vk_out.as_ref().map(|o| ("--vk", o)));
-    output::check_distinct(&outs, &[])?;
-    check_setup_memory(&format!("setup --circuit {circuit}"), &circuit)?;
-    eprintln!("warning: `setup` makes INSECURE random parameters, for development and tests only");
-    let device = setup_device(backend)?;
-    let t = Instant::now();
-    let params = generate(circuit, seed, device)?;
-    let stage = Stage::start(&format!("writing {}", path.display()));
-    // Both files complete before either replaces an old one.
-    let mut staged = vec![params_out.stage(|w| Ok(params.write(w)?))?];
-    if let Some(o) = &vk_out {
-        staged.push(o.stage(|w| Ok(params.vk.write(w)?))?);
-    }
-    output::commit(staged)?;
-    stage.finish();
-    println!(
-        "wrote parameters for {circuit} to {}{} ({} h, {} l, {} a, {} b points) in {:.1} s",
-        path.display(),
-        vk_out
-            .as_ref()
-            .map(|o| format!(" and its verifying key to {}", o.path().display()))
-            .unwrap_or_default(),
-        params.h.len(),
-        params.l.len(),
-        params.a.len(),
-        params.b_g1.len(),
-        t.elapsed().as_secs_f64()
-    );
-    Ok(())
-}
-
-struct ProveArgs {
-    circuit: CircuitSpec,
-    params: PathBuf,
-    proof: PathBuf,
-    inputs: PathBuf,
-    backend: BackendKind,
-    seed: Option<u64>,
-    witness_seed: u64,
-    check: bool,
-    trust_params: bool,
-}
-
-/// Refuses a prove run whose parameters and one proof's buffers would not fit.
-fn check_prove_memory(command: &str, params: &Path, circuit: &CircuitSpec) -> Result<()> {
-    let file = std::fs::metadata(params).map_or(0, |m| m.len());
-    let (rows, vars, _) = memory::circuit_size(circuit);
-    let domain = rows.max(1).next_power_of_two();
-    memory::ensure_fits(
-        command,
-        memory::BASE + file + memory::proof_bytes(domain, vars),
-        file,
-        &format!(
-            "{} of parameters and {circuit}'s {} rows",
-            memory::size(file),
-            memory::rows_text(rows)
-        ),
-    )
-}
-
-/// Names the namespace path of an unsatisfied row by synthesizing the circuit
-/// again, this time tracking names (only once a row has failed: proving itself
-/// never pays for names).
-fn name_unsatisfied(e: Error, circuit: impl FnOnce() -> fault::CliCircuit) -> Error {
-    match e {
-        Error::Unsatisfied {
-            row,
-            path: None,
-            circuit: place,
-        } => {
-            let path = synthesis::synthesize_with_names(circuit())
-                .ok()
-                .and_then(|(_, names)| names.get(row).cloned())
-                .filter(|p| !p.is_empty());
-            Error::Unsatisfied {
-                row,
-                path,
-                circuit: place,
-            }
-        }
-        e => e,
-    }
-}
-
-fn prove(args: ProveArgs) -> Result<()> {
-    let started = Instant::now();
-    // Everything that can fail fast fails before the parameters are read.
-    let proof_out = Output::check(&args.proof, "--proof")?;
-    let inputs_out = Output::check(&args.inputs, "--inputs")?;
-    output::check_distinct(
-        &[("--proof", &proof_out), ("--inputs", &inputs_out)],
-        &[("--params", &args.params)],
-    )?;
-    check_prove_memory(
-        &format!("prove --circuit {}", args.circuit),
-        &args.params,
-        &args.circuit,
-    )?;
-    let backend = open_backend_with(args.backend, backend_flags::backend_options())?;
-    // The parameters' lengths against the circuit: milliseconds, before the read.
-    let lengths = params::lengths(&args.params)?;
-    let circuit = fault::instance(&args.circuit, args.witness_seed);
-    let public_inputs = circuit.public_inputs();
-    let t = Instant::now();
-    let asg = synthesis::synthesize(circuit)?;
-    let synthesis_s = t.elapsed().as_secs_f64();
-    lengths
-        .check_shape(&asg.shape())
-        .with_context(|| args.params.display().to_string())?;
-    let (params, loaded) = params::load(&args.params, args.trust_params)?;
-    let params = Arc::new(params);
-    let prover = Prover::with_placement(backend, params.clone(), &backend_flags::placement())?
-        .with_options(ProveOptions {
-            check_witness: args.check,
-        });
-    let (r, s) = match args.seed {
-        Some(seed) => {
-            groth16::draw_randomness(1, &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed))
-        }
-        None => groth16::draw_randomness(1, &mut OsRng),
-    };
-    let stage = Stage::start(&format!(
-        "proving {} on {}",
-        args.circuit,
-        prover.backend().name()
-    ));
-    let t = Instant::now();
-    let proof = prover
-        .prove_assignments(vec![asg], &r, &s)
-        .map(|mut p| p.remove(0))
-        .map_err(|e| name_unsatisfied(e, || fault::instance(&args.circuit, args.witness_seed)))?;
-    let prove_s = synthesis_s + t.elapsed().as_secs_f64();
-    stage.finish();
-    let inputs_file = PublicInputsFile::new(&args.circuit, &public_inputs, args.seed.is_some());
-    output::commit(vec![
-        proof_out.stage(|w| Ok(w.write_all(&proof.to_bytes())?))?,
-        inputs_out.stage(|w| inputs_file.write_to(w))?,
-    ])?;
-    println!(
-        "proved {} on {} in {:.3} s ({}; {:.1} s in all): proof {}, public inputs {}{}",
-        args.circuit,
-        prover.backend().name(),
-        prove_s,
-        loaded.summary(),
-        started.elapsed().as_secs_f64(),
-        args.proof.display(),
-        args.inputs.display(),
-        if args.seed.is_some() {
-            " (seeded r, s: reproducible, not for production)"
-        } else {
-            ""
-        }
-    );
-    Ok(())
-}
-
-fn verify(
-    params: Option<PathBuf>,
-    vk: Option<PathBuf>,
-    proof: PathBuf,
-    inputs: PathBuf,
-) -> Result<()> {
-    let (vk, key_path) = match (params, vk) {
-        (_, Some(path)) => (params::load_vk_file(&path)?, path),
-        (Some(path), None) => (params::load_vk(&path)?, path),
-        (None, None) => bail!("give --params or --vk"),
-    };
-    let bytes = std::fs::read(&proof).map_err(|e| Error::io(&proof, e))?;
-    let proof_value = Proof::from_bytes(&bytes).with_context(|| proof.display().to_string())?;
-    let (public, circuit) = PublicInputsFile::read_with_circuit(&inputs)?;
-    let expected = vk.ic.len() - 1;
-    if public.len() != expected {
-        let plural = |n: usize| if n == 1 { "" } else { "s" };
-        bail!(
-            "{} belongs to a circuit with {expected} public input{}, but {} holds {} ({}): \
-             the key and the proof are of different circuits",
-            key_path.display(),
-            plural(expected),
-            inputs.display(),
-            public.len(),
-            circuit.map_or_else(|| "unknown circuit".to_string(), |c| format!("for {c}")),
-        );
-    }
-    let pvk = groth16::prepare_verifying_key(&vk);
-    if groth16::verify_proof(&pvk, &proof_value, &public)? {
-        println!(
-            "valid: {} verifies against {} public inputs",
-            proof.display(),
-            public.len()
-        );
-        Ok(())
-    } else {
-        bail!(
-            "invalid: {} does not verify against these public inputs and key",
-            proof.display()
-        )
-    }
-}
-
-fn devices() -> Result<()> {
-    for report in available_backends(backend_flags::backend_options()) {
-        match report.status {
-            Ok(device) => println!("{:5} available    {device}", report.name),
-            Err(reason) => println!("{:5} unavailable  {reason}", report.name),
-        }
-    }
-    Ok(())
-}
-
-fn demo(circuit: CircuitSpec, backend: BackendKind) -> Result<()> {
-    check_setup_memory(&format!("demo --circuit {circuit}"), &circuit)?;
-    let backend = open_backend_with(backend, backend_flags::backend_options())?;
-    println!(
-        "crossgroth demo: {circuit} on the {} backend ({})",
-        backend.name(),
-        backend.device()
-    );
-    let t = Instant::now();
-    let params = Arc::new(generate(circuit, None, backend.setup_device())?);
-    println!(
-        "  setup (insecure, random)  {:8.3} s",
-        t.elapsed().as_secs_f64()
-    );
-    let prover = Prover::with_placement(backend, params.clone(), &backend_flags::placement())?;
-    let instance = circuit.instance(1);
-    let inputs = instance.public_inputs();
-    let t = Instant::now();
-    let asg = synthesis::synthesize(instance)?;
-    println!(
-        "  synthesis                 {:8.3} s  ({} rows, {} aux)",
-        t.elapsed().as_secs_f64(),
-        asg.num_rows(),
-        asg.aux.len()
-    );
-    let (r, s) = groth16::draw_randomness(1, &mut OsRng);
-    let t = Instant::now();
-    let proof = prover.prove_assignments(vec![asg], &r, &s)?.remove(0);
-    println!(
-        "  prove                     {:8.3} s",
-        t.elapsed().as_secs_f64()
-    );
-    let t = Instant::now();
-    let ok = groth16::verify_proof(&groth16::prepare_verifying_key(&params.vk), &proof, &inputs)?;
-    println!(
-        "  verify                    {:8.3} s  ({})",
-        t.elapsed().as_secs_f64(),
-        if ok { "valid" } else { "INVALID" }
-    );
-    if !ok {
-        bail!("the demo proof did not verify");
-    }
-    println!("  proof: {}", hex::encode(proof.to_bytes()));
-    Ok(())
 }
 
 #[cfg(test)]
