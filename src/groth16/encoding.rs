@@ -9,7 +9,6 @@ use std::path::Path;
 use group::prime::PrimeCurveAffine;
 use rayon::prelude::*;
 
-use super::params::Digest;
 use crate::error::{Error, Result};
 use crate::{G1Affine, G2Affine};
 
@@ -203,6 +202,10 @@ pub(super) fn file_bytes(path: &Path) -> Result<FileBytes> {
         Ok(FileBytes::Owned(v))
     }
 }
+
+/// The SHA-256 digest of a parameter file, as [`super::Parameters::read_file_with`]
+/// gives it.
+pub type Digest = [u8; 32];
 
 pub(super) fn sha256(bytes: &[u8]) -> Digest {
     use sha2::Digest as _;

@@ -12,11 +12,12 @@ mod query;
 pub mod steps;
 mod verifier;
 
+pub use encoding::Digest;
 pub use generator::{
     generate_random_parameters, generate_random_parameters_for_shape,
     generate_random_parameters_with, SetupDevice, SetupOptions, SetupProgress,
 };
-pub use params::{Digest, Parameters, ParamsLengths, ReadReport, SubgroupChecks, VerifyingKey};
+pub use params::{Parameters, ParamsLengths, ReadReport, SubgroupChecks, VerifyingKey};
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{
     create_proof, create_proof_batch, create_random_proof, create_random_proof_batch,

@@ -17,7 +17,7 @@ use group::prime::PrimeCurveAffine;
 use rayon::prelude::*;
 
 use super::encoding::{
-    file_bytes, first_outside_subgroup, sha256, Point, PointRules, Reader, CHUNK, G1_BYTES,
+    file_bytes, first_outside_subgroup, sha256, Digest, Point, PointRules, Reader, CHUNK, G1_BYTES,
     G2_BYTES,
 };
 use super::Query;
@@ -49,9 +49,6 @@ pub struct Parameters {
     pub b_g1: Query<G1Affine>,
     pub b_g2: Query<G2Affine>,
 }
-
-/// The SHA-256 digest of a parameter file, as [`Parameters::read_file_with`] gives it.
-pub type Digest = [u8; 32];
 
 /// Which points of a parameter file [`Parameters::read_file_with`] checks for
 /// membership of the prime-order subgroup. The verifying key's points are always

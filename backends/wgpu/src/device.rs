@@ -12,20 +12,8 @@ use blst::{blst_p1, blst_p1_affine, blst_p2, blst_p2_affine};
 use crossgroth_gpu_host::{Curve, Group};
 
 use crate::error::WgpuError;
-use crate::gpu::{params, Ctx, Job};
+use crate::gpu::{params, AdapterChoice, Ctx, Job};
 use crate::shaders::Module;
-
-/// How [`WgpuDevice::with_options`] picks its adapter.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AdapterChoice {
-    /// The adapter at this index of [`crate::probe`]'s list (an engine with
-    /// one worker per adapter opens each this way).
-    Index(usize),
-    /// The first adapter whose name contains this text, ignoring case; a
-    /// discrete GPU first where several match. The crossgroth CLI fills it
-    /// from `CROSSGROTH_WGPU_ADAPTER`.
-    Name(String),
-}
 
 /// Backend options. The defaults are the fastest measured choices; the
 /// crate reads no environment variables, so a caller (the CLI, a test)

@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 
 use crossgroth_gpu_host::Group;
 
-use crate::device::AdapterChoice;
 use crate::error::WgpuError;
 use crate::shaders::{self, Module};
 
@@ -140,6 +139,18 @@ pub(crate) fn params(head: &[u32], konst: &[u32]) -> [u32; 32] {
     p[..head.len()].copy_from_slice(head);
     p[8..8 + konst.len()].copy_from_slice(konst);
     p
+}
+
+/// How [`WgpuDevice::with_options`] picks its adapter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdapterChoice {
+    /// The adapter at this index of [`crate::probe`]'s list (an engine with
+    /// one worker per adapter opens each this way).
+    Index(usize),
+    /// The first adapter whose name contains this text, ignoring case; a
+    /// discrete GPU first where several match. The crossgroth CLI fills it
+    /// from `CROSSGROTH_WGPU_ADAPTER`.
+    Name(String),
 }
 
 impl Ctx {

@@ -28,9 +28,9 @@ mod ntt;
 mod shaders;
 
 pub use crossgroth_gpu_host::{Curve, G1, G2};
-pub use device::{AdapterChoice, Bases, Options, WgpuDevice};
+pub use device::{Bases, Options, WgpuDevice};
 pub use error::WgpuError;
-pub use gpu::AdapterInfo;
+pub use gpu::{AdapterChoice, AdapterInfo};
 
 /// Lists the usable adapters, or says why there are none.
 pub fn probe() -> Result<Vec<AdapterInfo>, WgpuError> {
