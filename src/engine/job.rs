@@ -1,10 +1,7 @@
 //! Jobs: what callers submit, and the handle that resolves to their proofs.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-use std::task::{Context, Poll};
+use std::sync::{Arc, Mutex};
 
 use bellpepper_core::Circuit;
 use futures::channel::oneshot;
@@ -174,50 +171,5 @@ impl JobState {
             }
             None => false,
         }
-    }
-}
-
-/// Resolves to the job's proofs (in submission order) or to its error.
-pub struct JobHandle {
-    pub(crate) id: String,
-    pub(crate) rx: oneshot::Receiver<Result<Vec<Proof>>>,
-    pub(crate) engine: Weak<super::shared::Shared>,
-}
-
-impl std::fmt::Debug for JobHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JobHandle").field("id", &self.id).finish()
-    }
-}
-
-impl JobHandle {
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// Cancels the job: its queued circuits never start, running ones are dropped at
-    /// their next stage, and their memory is released.
-    pub fn cancel(&self) {
-        if let Some(engine) = self.engine.upgrade() {
-            engine.cancel(&self.id);
-        }
-    }
-
-    /// Blocks the calling thread until the job resolves.
-    pub fn wait(self) -> Result<Vec<Proof>> {
-        futures::executor::block_on(self)
-    }
-}
-
-impl Future for JobHandle {
-    type Output = Result<Vec<Proof>>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Pin::new(&mut self.rx).poll(cx).map(|r| match r {
-            Ok(result) => result,
-            Err(oneshot::Canceled) => Err(Error::Invalid(
-                "the engine shut down before the job finished".into(),
-            )),
-        })
     }
 }

@@ -15,6 +15,7 @@
 //! memory as well as the charges, so estimates that undercount cannot overrun.
 
 mod admission;
+mod handle;
 mod job;
 mod memory;
 mod queue;
@@ -23,7 +24,8 @@ mod stats;
 mod tasks;
 mod workers;
 
-pub use job::{Job, JobHandle, Priority, Synthesizer};
+pub use handle::JobHandle;
+pub use job::{Job, Priority, Synthesizer};
 pub use memory::{resident_anon_bytes, Budget, MemoryState};
 pub use stats::{DeviceSummary, JobStages, RunSummary, StageSummary};
 
