@@ -314,11 +314,9 @@ impl UInt32 {
         assert!(operands.len() >= 2); // Weird trivial cases that should never happen
         assert!(operands.len() <= 10);
 
-        // crossgroth: a witness generator allocates the same result bits with the
-        // same values, in the same order, without the linear combinations.
-        if cs.is_witness_generator() {
-            return Self::addmany_witness(cs, operands);
-        }
+        // crossgroth: a witness generator reads no linear combination, so none is
+        // built; the result bits are allocated as always, same values, same order.
+        let witness = cs.is_witness_generator();
 
         // Compute the maximum value of the sum so we allocate enough bits for
         // the result
@@ -353,9 +351,12 @@ impl UInt32 {
             // the linear combination
             let mut coeff = Scalar::ONE;
             for bit in &op.bits {
-                lc = lc + &bit.lc(CS::one(), coeff);
-
                 all_constants &= bit.is_constant();
+                if witness {
+                    continue;
+                }
+
+                lc = lc + &bit.lc(CS::one(), coeff);
 
                 coeff = coeff.double();
             }
@@ -389,13 +390,15 @@ impl UInt32 {
             )?;
 
             // Add this bit to the result combination
-            result_lc = result_lc + (coeff, b.get_variable());
+            if !witness {
+                result_lc = result_lc + (coeff, b.get_variable());
+                coeff = coeff.double();
+            }
 
             result_bits.push(b.into());
 
             max_value >>= 1;
             i += 1;
-            coeff = coeff.double();
         }
 
         // Enforce equality between the sum and result
@@ -404,51 +407,6 @@ impl UInt32 {
         // Discard carry bits that we don't care about
         result_bits.truncate(32);
 
-        Ok(UInt32 {
-            bits: result_bits,
-            value: modular_value,
-        })
-    }
-
-    /// `addmany` on a witness generator: the allocations and the one
-    /// `enforce_equal` of `addmany`, with empty linear combinations (a witness
-    /// generator reads neither).
-    fn addmany_witness<Scalar, CS, M>(mut cs: M, operands: &[Self]) -> Result<Self, SynthesisError>
-    where
-        Scalar: PrimeField,
-        CS: ConstraintSystem<Scalar>,
-        M: ConstraintSystem<Scalar, Root = MultiEq<Scalar, CS>>,
-    {
-        let mut max_value = (operands.len() as u64) * (u64::from(u32::MAX));
-        let mut result_value = Some(0u64);
-        let mut all_constants = true;
-        for op in operands {
-            match (op.value, result_value.as_mut()) {
-                (Some(val), Some(v)) => *v += u64::from(val),
-                (None, _) => result_value = None,
-                (Some(_), None) => {}
-            }
-            all_constants &= op.bits.iter().all(|bit| bit.is_constant());
-        }
-        let modular_value = result_value.map(|v| v as u32);
-        if all_constants && modular_value.is_some() {
-            return Ok(UInt32::constant(modular_value.unwrap()));
-        }
-
-        let mut result_bits = Vec::with_capacity(35);
-        let mut i = 0;
-        while max_value != 0 {
-            let b = AllocatedBit::alloc(
-                cs.namespace(|| format!("result bit {}", i)),
-                result_value.map(|v| (v >> i) & 1 == 1),
-            )?;
-            result_bits.push(b.into());
-            max_value >>= 1;
-            i += 1;
-        }
-        let zero = LinearCombination::zero();
-        cs.get_root().enforce_equal(i, &zero, &zero);
-        result_bits.truncate(32);
         Ok(UInt32 {
             bits: result_bits,
             value: modular_value,
