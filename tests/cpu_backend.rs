@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
-use crossgroth::backend::{CpuBackend, Msm, MsmInput, Placement, G1, G2};
+use crossgroth::backend::{CpuBackend, Msm, MsmInput, MsmScalars, Placement, G1, G2};
 use crossgroth::density::Density;
 use crossgroth::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
@@ -57,7 +57,7 @@ fn naive<P: Group + std::ops::Mul<Scalar, Output = P>, A: Copy + Into<P>>(
 ) -> P {
     let mut acc = P::identity();
     let mut k = input.base_offset;
-    for (i, s) in input.scalars.iter().enumerate() {
+    for (i, s) in input.scalars.host("test").unwrap().iter().enumerate() {
         if input.density.is_none_or(|d| d.get(i)) {
             acc += bases[k].into() * *s;
             k += 1;
@@ -96,7 +96,7 @@ fn g1_msm_matches_the_definition() {
         let inputs = [
             MsmInput::dense(&sc),
             MsmInput {
-                scalars: &sc,
+                scalars: MsmScalars::Host(&sc),
                 density: Some(&density),
                 base_offset: 7,
             },
@@ -126,7 +126,7 @@ fn g2_msm_matches_the_definition() {
         let inputs = [
             MsmInput::dense(&sc),
             MsmInput {
-                scalars: &sc,
+                scalars: MsmScalars::Host(&sc),
                 density: Some(&density),
                 base_offset: 3,
             },
@@ -176,7 +176,7 @@ fn msm_edge_cases() {
         .msm(
             &prepared,
             &[MsmInput {
-                scalars: &cases[3],
+                scalars: MsmScalars::Host(&cases[3]),
                 density: Some(&empty),
                 base_offset: n,
             }],
@@ -189,7 +189,7 @@ fn msm_edge_cases() {
         .msm(
             &prepared,
             &[MsmInput {
-                scalars: &cases[3],
+                scalars: MsmScalars::Host(&cases[3]),
                 density: Some(&full),
                 base_offset: 1
             }]
@@ -200,7 +200,7 @@ fn msm_edge_cases() {
         .msm(
             &prepared,
             &[MsmInput {
-                scalars: &cases[3],
+                scalars: MsmScalars::Host(&cases[3]),
                 density: Some(&short),
                 base_offset: 0
             }]

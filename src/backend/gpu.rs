@@ -13,8 +13,8 @@ use std::time::Duration;
 use blst::blst_fr;
 
 use super::{
-    cpu, Backend, Bases, BasesRef, Curve, DeviceBases, DeviceMatrices, Group, HostBases, MsmGroup,
-    MsmInput, Placement, Sums, WitnessH, G1, G2,
+    cpu, Backend, Bases, BasesRef, Curve, DeviceBases, DeviceMatrices, DeviceWitness, Group,
+    HostBases, MsmGroup, MsmInput, MsmScalars, Placement, Sums, WitnessH, WitnessPart, G1, G2,
 };
 use crate::error::{Error, Result};
 use crate::synthesis::RecordedShape;
@@ -110,19 +110,33 @@ pub trait DeviceApi: Send + Sync + 'static {
         let _ = shape;
         None
     }
-    /// H from a witness and matrices [`Self::upload_matrices`] made, into
-    /// `out[..2^log_m − 1]`; with `check`, the first unsatisfied row instead
+    /// H from a witness and matrices [`Self::upload_matrices`] made, kept on
+    /// the device with the witness (the crate's witness type, for
+    /// [`Self::msm_witness`]); with `check`, the first unsatisfied row instead
     /// where there is one. None: the crate does not hold matrices.
-    fn compute_h_from_witness(
+    #[allow(clippy::type_complexity)]
+    fn witness_h(
         &self,
         matrices: &(dyn Any + Send + Sync),
         input: &[blst_fr],
         aux: &[blst_fr],
         log_m: u32,
         check: bool,
-        out: &mut [blst_fr],
-    ) -> Option<Result<Option<usize>, Self::Error>> {
-        let _ = (matrices, input, aux, log_m, check, out);
+    ) -> Option<Result<Result<Box<dyn Any + Send + Sync>, usize>, Self::Error>> {
+        let _ = (matrices, input, aux, log_m, check);
+        None
+    }
+    /// [`Self::msm`] of one of the vectors of a witness [`Self::witness_h`]
+    /// made, read on the device (None: not such a witness).
+    fn msm_witness<C: Curve>(
+        &self,
+        bases: &Self::Bases<C>,
+        first: usize,
+        witness: &(dyn Any + Send + Sync),
+        part: WitnessPart,
+        density: Option<&[u64]>,
+    ) -> Option<Result<C::Point, Self::Error>> {
+        let _ = (bases, first, witness, part, density);
         None
     }
     /// Runs `work`, returning its result and the device time it took.
@@ -201,13 +215,6 @@ pub(crate) fn err<D: DeviceApi>(e: D::Error) -> Error {
 fn fr(v: &[Scalar]) -> &[blst_fr] {
     // SAFETY: Scalar is repr(transparent) over blst_fr.
     unsafe { std::slice::from_raw_parts(v.as_ptr() as *const blst_fr, v.len()) }
-}
-
-/// `n` zero scalars from zeroed pages (see [`crate::zeroed`]).
-fn zeroed_scalars(n: usize) -> Vec<Scalar> {
-    // SAFETY: Scalar is repr(transparent) over blst_fr, four u64 words whose
-    // all-zero value is Scalar::ZERO.
-    unsafe { crate::zeroed::zeroed_vec::<Scalar>(n) }
 }
 
 fn fr_mut(v: &mut [Scalar]) -> &mut [blst_fr] {
@@ -329,37 +336,57 @@ impl<D: DeviceApi> GpuBackend<D> {
     ) -> Result<Vec<C::Output>> {
         let (inner, generation) = self.current();
         let dev: &D::Bases<C> = self.resident(&bases.device, generation)?;
+        let bases_len = D::bases_len::<C>(dev);
         inputs
             .iter()
             .map(|input| {
-                self.msm_input(input, D::bases_len::<C>(dev), generation, |first, s, d| {
-                    inner.msm::<C>(dev, first, s, d)
-                })
-                .map(C::from_raw)
+                let needed = input.bases_needed()?;
+                if needed > bases_len {
+                    return Err(Error::Invalid(format!(
+                        "MSM reads {needed} bases, only {bases_len} are present"
+                    )));
+                }
+                let (first, density) = (input.base_offset, input.density.map(|d| d.words()));
+                let sum = match input.scalars {
+                    MsmScalars::Host(s) => inner.msm::<C>(dev, first, fr(s), density),
+                    MsmScalars::Device(w, part) => {
+                        let witness = self.witness_of(w, generation)?;
+                        inner
+                            .msm_witness::<C>(dev, first, witness, part, density)
+                            .ok_or_else(|| self.not_ours(w))?
+                    }
+                };
+                sum.map(C::from_raw).map_err(|e| self.fail(e, generation))
             })
             .collect()
     }
 
-    /// One MSM input through a device call taking (scalars, density) from base 0.
-    fn msm_input<P>(
+    /// The crate's witness inside `w`, refused if another backend or an
+    /// earlier context made it.
+    fn witness_of<'a>(
         &self,
-        input: &MsmInput<'_>,
-        bases_len: usize,
+        w: &'a DeviceWitness,
         generation: u64,
-        run: impl Fn(usize, &[blst_fr], Option<&[u64]>) -> Result<P, D::Error>,
-    ) -> Result<P> {
-        let needed = input.bases_needed()?;
-        if needed > bases_len {
-            return Err(Error::Invalid(format!(
-                "MSM reads {needed} bases, only {bases_len} are present"
-            )));
+    ) -> Result<&'a (dyn Any + Send + Sync)> {
+        if w.backend != D::NAME {
+            return Err(self.not_ours(w));
         }
-        run(
-            input.base_offset,
-            fr(input.scalars),
-            input.density.map(|d| d.words()),
-        )
-        .map_err(|e| self.fail(e, generation))
+        if w.generation != generation {
+            return Err(Error::Backend {
+                backend: D::NAME,
+                message: "the witness was uploaded to a device context that has since been rebuilt"
+                    .into(),
+            });
+        }
+        Ok(w.device.as_ref())
+    }
+
+    fn not_ours(&self, w: &DeviceWitness) -> Error {
+        Error::Invalid(format!(
+            "a witness held by the {} device was given to the {} backend",
+            w.backend,
+            D::NAME
+        ))
     }
 }
 
@@ -494,19 +521,16 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         let resident: &Arc<dyn Any + Send + Sync> =
             self.resident_as(Some(&matrices.device), generation, "constraint matrices")?;
         let log = crate::synthesis::log_domain(matrices.rows)?;
-        let mut h = zeroed_scalars((1usize << log) - 1);
-        match inner.compute_h_from_witness(
-            resident.as_ref(),
-            fr(input),
-            fr(aux),
-            log,
-            check,
-            fr_mut(&mut h),
-        ) {
+        match inner.witness_h(resident.as_ref(), fr(input), fr(aux), log, check) {
             None => Err(super::abc_on_the_host(D::NAME)),
             Some(Err(e)) => Err(self.fail(e, generation)),
-            Some(Ok(Some(row))) => Ok(WitnessH::Unsatisfied(row)),
-            Some(Ok(None)) => Ok(WitnessH::H(h)),
+            Some(Ok(Err(row))) => Ok(WitnessH::Unsatisfied(row)),
+            Some(Ok(Ok(device))) => Ok(WitnessH::OnDevice(DeviceWitness {
+                device,
+                backend: D::NAME,
+                generation,
+                lens: [input.len(), aux.len(), (1usize << log) - 1],
+            })),
         }
     }
 
@@ -542,15 +566,6 @@ mod tests {
     use super::*;
     use crate::backend::{CpuBackend, Msm};
     use crate::{G1Affine, G1Projective};
-
-    #[test]
-    fn zeroed_scalars_are_zero() {
-        for n in [0, 1, 3, 1 << 12] {
-            let v = zeroed_scalars(n);
-            assert_eq!(v.len(), n);
-            assert!(v.iter().all(|x| bool::from(ff::Field::is_zero(x))));
-        }
-    }
 
     #[derive(Debug)]
     struct Poisoned;
@@ -632,6 +647,39 @@ mod tests {
         fn memory(&self) -> Option<(usize, usize)> {
             None
         }
+    }
+
+    #[test]
+    fn a_witness_of_another_backend_or_context_is_refused() {
+        let gpu = GpuBackend::open_with_opener(|| {
+            Ok(MockDevice {
+                poison: Arc::new(AtomicBool::new(false)),
+            })
+        })
+        .unwrap();
+        let bases = Arc::new(vec![
+            <G1Affine as group::prime::PrimeCurveAffine>::generator(
+            );
+            4
+        ]);
+        let prepared = gpu.prepare_bases::<G1>(bases, Placement::PLAIN).unwrap();
+        let held = |backend, generation| DeviceWitness {
+            device: Box::new(()),
+            backend,
+            generation,
+            lens: [1, 3, 3],
+        };
+        let msm = |w: &DeviceWitness| {
+            let input = MsmInput::dense_of(MsmScalars::Device(w, WitnessPart::Aux));
+            gpu.msm(&prepared, &[input]).unwrap_err().to_string()
+        };
+        let e = msm(&held("cuda", 0));
+        assert!(e.contains("cuda") && e.contains("mock"), "{e}");
+        let e = msm(&held("mock", 1));
+        assert!(e.contains("since been rebuilt"), "{e}");
+        // The mock keeps no witnesses: one it did not make is not its own.
+        let e = msm(&held("mock", 0));
+        assert!(e.contains("given to the mock backend"), "{e}");
     }
 
     #[test]

@@ -40,8 +40,83 @@ pub(crate) fn abc_on_the_host(backend: &str) -> Error {
 pub enum WitnessH {
     /// H's m − 1 coefficients.
     H(Vec<Scalar>),
+    /// H computed on the device and kept there with the witness, for MSMs
+    /// that read them in place ([`MsmScalars::Device`]).
+    OnDevice(DeviceWitness),
     /// The first row with a·b ≠ c: no H was computed.
     Unsatisfied(usize),
+}
+
+/// Which of a proof's vectors held on a device an MSM reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WitnessPart {
+    Input,
+    Aux,
+    /// H's m − 1 coefficients.
+    H,
+}
+
+/// A witness-only proof's input, aux and H held by one device
+/// ([`WitnessH::OnDevice`]): uploaded once for every MSM of its critical path
+/// instead of once an MSM, and H never brought back to the host. Dropping it
+/// frees the device memory.
+pub struct DeviceWitness {
+    pub(crate) device: Box<dyn std::any::Any + Send + Sync>,
+    /// The backend and device context that hold it.
+    pub(crate) backend: &'static str,
+    pub(crate) generation: u64,
+    /// Scalars of the input, the aux and H.
+    pub(crate) lens: [usize; 3],
+}
+
+impl DeviceWitness {
+    /// Scalars in `part`.
+    pub fn len(&self, part: WitnessPart) -> usize {
+        self.lens[part as usize]
+    }
+}
+
+impl std::fmt::Debug for DeviceWitness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DeviceWitness({}: {} inputs, {} aux, {} H coefficients)",
+            self.backend, self.lens[0], self.lens[1], self.lens[2]
+        )
+    }
+}
+
+/// An MSM's scalars: in host memory, or one of a proof's vectors on the
+/// backend's device.
+#[derive(Clone, Copy, Debug)]
+pub enum MsmScalars<'a> {
+    Host(&'a [Scalar]),
+    Device(&'a DeviceWitness, WitnessPart),
+}
+
+impl<'a> MsmScalars<'a> {
+    pub fn len(&self) -> usize {
+        match self {
+            MsmScalars::Host(s) => s.len(),
+            MsmScalars::Device(w, part) => w.len(*part),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The host scalars, or an error naming `backend` for scalars it cannot
+    /// read (they are on a device).
+    pub fn host(&self, backend: &str) -> Result<&'a [Scalar]> {
+        match self {
+            MsmScalars::Host(s) => Ok(s),
+            MsmScalars::Device(w, part) => Err(Error::Invalid(format!(
+                "the {backend} backend cannot read the {part:?} scalars held by the {} device",
+                w.backend
+            ))),
+        }
+    }
 }
 
 pub use cpu::CpuBackend;
@@ -62,13 +137,18 @@ pub use select::{
 /// `scalars[i]` pairs with base `base_offset + i`.
 #[derive(Clone, Copy)]
 pub struct MsmInput<'a> {
-    pub scalars: &'a [Scalar],
+    pub scalars: MsmScalars<'a>,
     pub density: Option<&'a Density>,
     pub base_offset: usize,
 }
 
 impl<'a> MsmInput<'a> {
     pub fn dense(scalars: &'a [Scalar]) -> Self {
+        Self::dense_of(MsmScalars::Host(scalars))
+    }
+
+    /// Every scalar of `scalars`, wherever they are, with bases from 0.
+    pub fn dense_of(scalars: MsmScalars<'a>) -> Self {
         MsmInput {
             scalars,
             density: None,
@@ -192,7 +272,9 @@ pub trait Backend: Send + Sync {
 
     /// H (as [`Backend::compute_h`]) from a witness of the shape `matrices`
     /// were prepared from, a, b and c computed on the device; with `check`,
-    /// the first row whose a·b ≠ c instead, where there is one.
+    /// the first row whose a·b ≠ c instead, where there is one. A backend
+    /// whose MSMs read device scalars keeps H there with the witness
+    /// ([`WitnessH::OnDevice`]).
     fn compute_h_from_witness(
         &self,
         matrices: &DeviceMatrices,
@@ -265,5 +347,46 @@ impl<B: Backend + ?Sized> Msm for B {
         inputs: &[MsmInput<'_>],
     ) -> Result<Vec<C::Output>> {
         C::unwrap(self.msm_sums(C::wrap(bases), inputs)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn held_by(backend: &'static str) -> DeviceWitness {
+        DeviceWitness {
+            device: Box::new(()),
+            backend,
+            generation: 0,
+            lens: [2, 5, 7],
+        }
+    }
+
+    #[test]
+    fn device_scalars_have_their_part_s_length() {
+        let w = held_by("cuda");
+        assert_eq!(MsmScalars::Device(&w, WitnessPart::Input).len(), 2);
+        assert_eq!(MsmScalars::Device(&w, WitnessPart::Aux).len(), 5);
+        assert_eq!(MsmScalars::Device(&w, WitnessPart::H).len(), 7);
+        assert_eq!(MsmScalars::Host(&[]).len(), 0);
+    }
+
+    #[test]
+    fn a_host_backend_refuses_device_scalars_by_name() {
+        let w = held_by("cuda");
+        let bases = CpuBackend
+            .prepare_bases::<G1>(
+                Arc::new(
+                    vec![<crate::G1Affine as ::group::prime::PrimeCurveAffine>::generator(); 7],
+                ),
+                Placement::Streamed,
+            )
+            .unwrap();
+        let input = MsmInput::dense_of(MsmScalars::Device(&w, WitnessPart::H));
+        match CpuBackend.msm(&bases, &[input]) {
+            Err(Error::Invalid(m)) => assert!(m.contains("cpu") && m.contains("cuda"), "{m}"),
+            other => panic!("{other:?}"),
+        }
     }
 }

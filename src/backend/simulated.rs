@@ -330,7 +330,7 @@ impl Backend for SimulatedDevice {
         for i in inputs {
             i.base_offset.hash(&mut h);
             i.density.map(|d| d.words()).hash(&mut h);
-            digest(&[i.scalars], &[]).hash(&mut h);
+            digest(&[i.scalars.host("simulated")?], &[]).hash(&mut h);
         }
         let key = h.finish();
         if let Some(s) = self.msm_cache.lock().unwrap().get(&key) {

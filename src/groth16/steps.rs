@@ -15,7 +15,8 @@ use group::Curve as _;
 
 use super::{Parameters, Proof, VerifyingKey};
 use crate::backend::{
-    Backend, CpuBackend, DeviceMatrices, G1Bases, G2Bases, Msm, MsmInput, Placement, WitnessH, G2,
+    Backend, CpuBackend, DeviceMatrices, DeviceWitness, G1Bases, G2Bases, Msm, MsmInput,
+    MsmScalars, Placement, WitnessH, WitnessPart, G2,
 };
 use crate::error::{Error, Result};
 use crate::synthesis::{check_witness, Assignment};
@@ -198,15 +199,23 @@ fn unsatisfied(shape: &crate::synthesis::RecordedShape, row: usize) -> Error {
     }
 }
 
+/// Where a proof's H is once computed: on the host, or on the device with the
+/// witness it came from.
+enum ComputedH {
+    Host(Vec<Scalar>),
+    Device(DeviceWitness),
+}
+
 /// H of a witness-only assignment from its shape's matrices on the device.
 fn h_from_witness(
     backend: &dyn Backend,
     matrices: &DeviceMatrices,
     asg: &Assignment,
     check: bool,
-) -> Result<Vec<Scalar>> {
+) -> Result<ComputedH> {
     match backend.compute_h_from_witness(matrices, &asg.input, &asg.aux, check)? {
-        WitnessH::H(h) => Ok(h),
+        WitnessH::H(h) => Ok(ComputedH::Host(h)),
+        WitnessH::OnDevice(w) => Ok(ComputedH::Device(w)),
         WitnessH::Unsatisfied(row) => Err(match &asg.pending {
             Some(p) => unsatisfied(&p.0, row),
             None => Error::Unsatisfied {
@@ -243,20 +252,33 @@ fn compose_g1_side(
             backend.compute_h(&mut h, &mut b, &mut c)?;
             dispose(b);
             dispose(c);
-            h
+            ComputedH::Host(h)
         }
     };
     times.h = lap.next();
     let asg = &*asg;
-    let h_msm = backend.msm(&prepared.h, &[MsmInput::dense(&h)])?[0];
-    dispose(h);
+    // A witness the device holds (with its H) is read there by every MSM.
+    let (h_msm, on_device) = match h {
+        ComputedH::Host(h) => {
+            let sum = backend.msm(&prepared.h, &[MsmInput::dense(&h)])?[0];
+            dispose(h);
+            (sum, None)
+        }
+        ComputedH::Device(w) => {
+            let h = MsmScalars::Device(&w, WitnessPart::H);
+            let sum = backend.msm(&prepared.h, &[MsmInput::dense_of(h)])?[0];
+            (sum, Some(w))
+        }
+    };
     times.msm_h = lap.next();
-    let l = backend.msm(&prepared.l, &[MsmInput::dense(&asg.aux)])?[0];
+    let witness = WitnessScalars::of(asg, on_device.as_ref());
+    let l = backend.msm(&prepared.l, &[MsmInput::dense_of(witness.aux)])?[0];
     times.msm_l = lap.next();
-    let a_parts = backend.msm(&prepared.a, &a_inputs(asg))?;
+    let a_parts = backend.msm(&prepared.a, &a_terms(asg, witness))?;
     times.msm_a = lap.next();
-    let b_parts = backend.msm(&prepared.b_g1, &b_inputs(asg))?;
+    let b_parts = backend.msm(&prepared.b_g1, &b_terms(asg, witness))?;
     times.msm_b_g1 = lap.next();
+    drop(on_device);
     Ok(G1Side {
         h: h_msm,
         l,
@@ -281,10 +303,16 @@ fn host_g1_side(
     // H from the witness first where the backend holds the matrices, so that
     // an unsatisfied row stops the proof before any MSM.
     let (mut h, h_from_matrices_secs) = match matrices {
-        Some(m) => {
-            let (h, secs) = timed(|| h_from_witness(backend, m, asg, check));
-            (h?, Some(secs))
-        }
+        Some(m) => match timed(|| h_from_witness(backend, m, asg, check)) {
+            (Ok(ComputedH::Host(h)), secs) => (h, Some(secs)),
+            (Ok(ComputedH::Device(w)), _) => {
+                return Err(Error::Invalid(format!(
+                    "the {} backend kept H on a device ({w:?}) but runs its MSMs on the host",
+                    backend.name()
+                )))
+            }
+            (Err(e), _) => return Err(e),
+        },
         None => (std::mem::take(&mut asg.a), None),
     };
     let mut b = std::mem::take(&mut asg.b);
@@ -341,13 +369,40 @@ fn host_b_g2(params: &Parameters, asg: &Assignment) -> Result<G2Projective> {
     Ok(parts[0] + parts[1])
 }
 
+/// A proof's input and aux as its MSMs read them: the assignment's on the
+/// host, or the copy a device holds.
+#[derive(Clone, Copy)]
+struct WitnessScalars<'a> {
+    input: MsmScalars<'a>,
+    aux: MsmScalars<'a>,
+}
+
+impl<'a> WitnessScalars<'a> {
+    fn of(asg: &'a Assignment, on_device: Option<&'a DeviceWitness>) -> Self {
+        match on_device {
+            Some(w) => WitnessScalars {
+                input: MsmScalars::Device(w, WitnessPart::Input),
+                aux: MsmScalars::Device(w, WitnessPart::Aux),
+            },
+            None => WitnessScalars {
+                input: MsmScalars::Host(&asg.input),
+                aux: MsmScalars::Host(&asg.aux),
+            },
+        }
+    }
+}
+
 /// A's two MSM inputs: every input variable, then the aux variables in A's
 /// aux density, whose bases follow the inputs' (bellperson's layout).
 pub fn a_inputs(asg: &Assignment) -> [MsmInput<'_>; 2] {
+    a_terms(asg, WitnessScalars::of(asg, None))
+}
+
+fn a_terms<'a>(asg: &'a Assignment, witness: WitnessScalars<'a>) -> [MsmInput<'a>; 2] {
     [
-        MsmInput::dense(&asg.input),
+        MsmInput::dense_of(witness.input),
         MsmInput {
-            scalars: &asg.aux,
+            scalars: witness.aux,
             density: Some(&asg.a_aux_density),
             base_offset: asg.input.len(),
         },
@@ -357,14 +412,18 @@ pub fn a_inputs(asg: &Assignment) -> [MsmInput<'_>; 2] {
 /// B's two MSM inputs (for B_G1 and B_G2 alike): inputs in B's input density,
 /// then aux variables in B's aux density, whose bases start at |B-input density|.
 pub fn b_inputs(asg: &Assignment) -> [MsmInput<'_>; 2] {
+    b_terms(asg, WitnessScalars::of(asg, None))
+}
+
+fn b_terms<'a>(asg: &'a Assignment, witness: WitnessScalars<'a>) -> [MsmInput<'a>; 2] {
     [
         MsmInput {
-            scalars: &asg.input,
+            scalars: witness.input,
             density: Some(&asg.b_input_density),
             base_offset: 0,
         },
         MsmInput {
-            scalars: &asg.aux,
+            scalars: witness.aux,
             density: Some(&asg.b_aux_density),
             base_offset: asg.b_input_density.count(),
         },

@@ -16,7 +16,8 @@ use std::sync::Arc;
 use blst::*;
 use cudarc::driver::{CudaSlice, CudaStream};
 
-use crate::msm::BaseTable;
+use crate::msm::{BaseTable, Scalars};
+use crate::witness::{DeviceWitness, WitnessPart};
 use crate::{CudaDevice, CudaError, Curve, Group, Layout, MsmOptions, Staging};
 
 /// A second stream with its own pinned staging buffers, for uploads that run
@@ -271,6 +272,31 @@ impl CudaDevice {
         scalars: &[blst_fr],
         density: Option<&[u64]>,
     ) -> Result<C::Point, CudaError> {
+        self.msm_of::<C>(bases, first, Scalars::Host(scalars), density)
+    }
+
+    /// [`Self::msm`] of one of a proof's vectors already on the device
+    /// ([`Self::witness_h`]), read in place.
+    pub fn msm_witness<C: Curve>(
+        &self,
+        bases: &Bases<C>,
+        first: usize,
+        witness: &DeviceWitness,
+        part: WitnessPart,
+        density: Option<&[u64]>,
+    ) -> Result<C::Point, CudaError> {
+        let (buf, len) = witness.part(part);
+        let scalars = Scalars::Device { buf, start: 0, len };
+        self.msm_of::<C>(bases, first, scalars, density)
+    }
+
+    fn msm_of<C: Curve>(
+        &self,
+        bases: &Bases<C>,
+        first: usize,
+        scalars: Scalars<'_>,
+        density: Option<&[u64]>,
+    ) -> Result<C::Point, CudaError> {
         let layout = Layout::of::<C>()?;
         let store = (&bases.store, bases.len);
         match C::GROUP {
@@ -290,7 +316,7 @@ impl CudaDevice {
         layout: Layout,
         (store, len): (&Store<T>, usize),
         first: usize,
-        scalars: &[blst_fr],
+        scalars: Scalars<'_>,
         density: Option<&[u64]>,
     ) -> Result<P, CudaError> {
         let options = self.msm_options();
@@ -369,7 +395,7 @@ impl CudaDevice {
             n_bases,
             options,
         }: Streamed<'_>,
-        scalars: &[blst_fr],
+        scalars: Scalars<'_>,
         density: Option<&[u64]>,
         add: &mut dyn FnMut(Vec<u64>, u32),
     ) -> Result<(), CudaError> {
@@ -430,7 +456,7 @@ impl CudaDevice {
                     CudaError::InvalidInput("the bases upload thread stopped".into())
                 })??;
                 let sub_density = density.map(|d| &d[ch.v0 / 64..ch.v1.div_ceil(64)]);
-                let sub = &scalars[ch.v0..ch.v1];
+                let sub = scalars.sub(ch.v0, ch.v1);
                 let table = BaseTable {
                     buf: &buf,
                     len: ch.b1 - ch.b0,

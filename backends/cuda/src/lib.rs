@@ -281,11 +281,13 @@ mod profile;
 mod setup;
 mod tables;
 mod transfer;
+mod witness;
 pub use bases::{Bases, HostBases};
 pub use field::{FqBuffer, InverseMethod};
 pub use matrices::{ConstraintMatrices, CsrMatrix, AUX_COLUMN};
 pub use ntt::FrBuffer;
 pub use setup::FIXED_BASE_TABLE_LEN;
+pub use witness::{DeviceWitness, WitnessPart};
 
 use transfer::Staging;
 

@@ -55,6 +55,20 @@ impl ConstraintMatrices {
     pub fn bytes(&self) -> usize {
         self.bytes
     }
+    /// The input and aux variables a witness of this shape has.
+    pub(crate) fn variables(&self) -> (usize, usize) {
+        (self.inputs, self.aux)
+    }
+    /// Refuses a domain of 2^log_m that cannot hold the rows.
+    pub(crate) fn check_domain(&self, log_m: u32) -> Result<(), CudaError> {
+        if log_m > 28 || self.rows > 1usize << log_m {
+            return Err(CudaError::InvalidInput(format!(
+                "{} rows in a 2^{log_m} domain",
+                self.rows
+            )));
+        }
+        Ok(())
+    }
 }
 
 impl CudaDevice {
@@ -172,7 +186,8 @@ impl CudaDevice {
     }
 
     /// H for a 2^log_m domain (as [`Self::compute_h`]) from a witness of the
-    /// shape `matrices` were uploaded for, written to `out[..m − 1]`. With
+    /// shape `matrices` were uploaded for, written to `out[..m − 1]`
+    /// ([`Self::witness_h`] keeps it on the device instead). With
     /// `check`, the rows are checked first and the first with a·b ≠ c is
     /// returned instead (`out` untouched).
     pub fn compute_h_from_witness(
@@ -184,28 +199,20 @@ impl CudaDevice {
         check: bool,
         out: &mut [blst_fr],
     ) -> Result<Option<usize>, CudaError> {
-        if input.len() != matrices.inputs || aux.len() != matrices.aux {
+        matrices.check_domain(log_m)?;
+        let m = 1usize << log_m;
+        if out.len() < m - 1 {
             return Err(CudaError::InvalidInput(format!(
-                "a witness of {} inputs and {} aux variables for matrices of {} and {}",
-                input.len(),
-                aux.len(),
-                matrices.inputs,
-                matrices.aux
-            )));
-        }
-        let m = 1usize << log_m.min(28);
-        if matrices.rows > m || out.len() < m - 1 {
-            return Err(CudaError::InvalidInput(format!(
-                "compute_h_from_witness: {} rows in a 2^{log_m} domain, {} outputs for H's {}",
-                matrices.rows,
+                "compute_h_from_witness: {} outputs for H's {}",
                 out.len(),
                 m - 1
             )));
         }
+        let (d_input, d_aux) = self.upload_witness(matrices, input, aux)?;
         let evaluations = Evaluations::Witness {
             matrices,
-            input,
-            aux,
+            input: &d_input,
+            aux: &d_aux,
             check,
         };
         match self.h_on_device(evaluations, log_m)? {
@@ -222,20 +229,17 @@ impl CudaDevice {
     pub(crate) fn evaluate_matrices(
         &self,
         matrices: &ConstraintMatrices,
-        input: &[blst_fr],
-        aux: &[blst_fr],
+        d_input: &CudaSlice<u64>,
+        d_aux: &CudaSlice<u64>,
         m: usize,
         prof: &mut Profiler<'_>,
     ) -> Result<[CudaSlice<u64>; 3], CudaError> {
-        let d_input = self.upload_large(host::fr_as_u64s(input), "witness inputs")?;
-        let d_aux = self.upload_large(host::fr_as_u64s(aux), "witness aux")?;
-        prof.mark("witness");
         let (rows, m32) = (matrices.rows as u32, m as u32);
         let spmv = |csr: &DeviceCsr, name: &str| -> Result<CudaSlice<u64>, CudaError> {
             let mut d = self.alloc_u64(4 * m, name)?;
             launch!(self, self.k.fr_spmv, m, 256;
                 &mut d, &csr.row_start, &csr.col, &csr.coeff, &matrices.table,
-                &d_input, &d_aux, &rows, &m32);
+                d_input, d_aux, &rows, &m32);
             Ok(d)
         };
         let [a, b, c] = &matrices.matrices;

@@ -39,6 +39,42 @@ pub(crate) struct BaseTable<'a> {
     pub overlap_upload: bool,
 }
 
+/// An MSM's scalars (blst_fr in Montgomery form): in host memory, uploaded
+/// by the MSM, or already on the device (four words a scalar from `start`).
+#[derive(Clone, Copy)]
+pub(crate) enum Scalars<'a> {
+    Host(&'a [blst_fr]),
+    Device {
+        buf: &'a CudaSlice<u64>,
+        start: usize,
+        len: usize,
+    },
+}
+
+impl<'a> Scalars<'a> {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Scalars::Host(s) => s.len(),
+            Scalars::Device { len, .. } => *len,
+        }
+    }
+
+    /// Scalars lo..hi of these.
+    pub(crate) fn sub(&self, lo: usize, hi: usize) -> Scalars<'a> {
+        match *self {
+            Scalars::Host(s) => Scalars::Host(&s[lo..hi]),
+            Scalars::Device { buf, start, len } => {
+                assert!(lo <= hi && hi <= len, "scalars {lo}..{hi} of {len}");
+                Scalars::Device {
+                    buf,
+                    start: start + lo,
+                    len: hi - lo,
+                }
+            }
+        }
+    }
+}
+
 impl CudaDevice {
     /// Runs the device MSM; returns Jacobian words (a dummy point, the wset
     /// bucket sets' sums, then the sum of the bases whose scalar is 1) and the
@@ -47,7 +83,7 @@ impl CudaDevice {
         &self,
         layout: Layout,
         table: BaseTable<'_>,
-        scalars: &[blst_fr],
+        scalars: Scalars<'_>,
         density: Option<&[u64]>,
         options: &MsmOptions,
     ) -> Result<(Vec<u64>, u32), CudaError> {
@@ -139,8 +175,10 @@ impl CudaDevice {
             (8, 4)
         };
         // Passes over parts of the scalars (see msm_passes): ranges of multiples
-        // of 64 scalars, so that the density's words split cleanly.
-        let passes = if table.overlap_upload {
+        // of 64 scalars, so that the density's words split cleanly. They hide
+        // an upload, so scalars already on the device take one.
+        let on_device = matches!(scalars, Scalars::Device { .. });
+        let passes = if table.overlap_upload && !on_device {
             msm_passes(options.passes(), n, nb)
         } else {
             1
@@ -169,13 +207,16 @@ impl CudaDevice {
         let nb32 = nb as u32;
         let k32 = k_per_win as u32;
 
-        let words = host::fr_as_u64s(scalars);
+        let words = match scalars {
+            Scalars::Host(s) => host::fr_as_u64s(s),
+            Scalars::Device { .. } => &[][..],
+        };
         let multi = ranges.len() > 1;
         // One pass: the scalars go up on this stream before anything else. Several:
         // two buffers that the copy lane fills while the kernels work on the
         // previous pass.
         let mut d_scal: Vec<CudaSlice<u64>> = Vec::with_capacity(2);
-        if !multi {
+        if !multi && !on_device {
             d_scal.push(self.upload_large(words, "MSM scalars")?);
         }
         let (d_density, d_prefix) = match (density, &prefix) {
@@ -334,7 +375,12 @@ impl CudaDevice {
                 Some(pb) if p > 0 => pb,
                 _ => &mut buckets,
             };
-            let scal = &d_scal[if multi { slot } else { 0 }];
+            let scal = match scalars {
+                Scalars::Device { buf, start, len } => buf.slice(4 * start..4 * (start + len)),
+                Scalars::Host(_) if multi => d_scal[slot].slice(0..4 * m),
+                Scalars::Host(_) => d_scal[0].slice(0..4 * n),
+            };
+            let scal = &scal;
             {
                 let mut bidx_pass = bidx.slice_mut(lo..hi);
                 match (&d_density, &d_prefix) {

@@ -448,12 +448,12 @@ impl CudaDevice {
 pub(crate) enum Evaluations<'a> {
     /// Host vectors of at most m elements each, uploaded and zero-padded.
     Host([&'a [blst_fr]; 3]),
-    /// Computed on the device from a witness and the circuit's resident
-    /// matrices; `check` looks for an unsatisfied row first.
+    /// Computed on the device from a witness already there and the circuit's
+    /// resident matrices; `check` looks for an unsatisfied row first.
     Witness {
         matrices: &'a ConstraintMatrices,
-        input: &'a [blst_fr],
-        aux: &'a [blst_fr],
+        input: &'a CudaSlice<u64>,
+        aux: &'a CudaSlice<u64>,
         check: bool,
     },
 }
@@ -472,6 +472,17 @@ pub(crate) struct HOnDevice<'a> {
     prof: Profiler<'a>,
     log_m: u32,
     _guard: std::sync::MutexGuard<'a, ()>,
+}
+
+impl HOnDevice<'_> {
+    /// H's buffer, to stay on the device (its profile reported, the lock
+    /// given back).
+    pub(crate) fn keep(self) -> CudaSlice<u64> {
+        let mut prof = self.prof;
+        prof.mark("kept");
+        prof.report(&format!("H m=2^{} kept on the device", self.log_m));
+        self.buf
+    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,10 @@
-//! The backend options of every command: `--tables`, and the environment
+//! The backend options of every command: `--tables`, `--cuda-profile`, and the environment
 //! variables a user sets for device choice, turned into the library's typed
 //! options once, when the command line is parsed.
 
 use std::sync::OnceLock;
 
-use crossgroth::backend::{AdapterChoice, BackendOptions, WgpuOptions};
+use crossgroth::backend::{AdapterChoice, BackendOptions, CudaOptions, WgpuOptions};
 use crossgroth::groth16::placement::{PlacementConfig, TablePolicy};
 
 /// Flags shared by every subcommand.
@@ -15,6 +15,10 @@ pub struct BackendFlags {
     /// (where the parameter set's tables fit), off, or the most copies per base.
     #[arg(long, global = true, default_value = "auto")]
     pub tables: TablePolicy,
+    /// Print the device time of each phase of every CUDA MSM and H
+    /// computation to stderr (one `profile` line each).
+    #[arg(long, global = true)]
+    pub cuda_profile: bool,
 }
 
 struct Chosen {
@@ -33,11 +37,10 @@ pub fn choose(flags: &BackendFlags) {
             .map(AdapterChoice::Name),
         ..WgpuOptions::default()
     };
+    let mut cuda = CudaOptions::default();
+    cuda.profile = flags.cuda_profile;
     let _ = CHOSEN.set(Chosen {
-        backends: BackendOptions {
-            wgpu,
-            ..BackendOptions::default()
-        },
+        backends: BackendOptions { cuda, wgpu },
         placement: PlacementConfig {
             tables: flags.tables,
             ..PlacementConfig::default()

@@ -94,7 +94,8 @@ fn msm_raw<G: CpuGroup>(bases: &[G::Affine], input: &MsmInput<'_>) -> Result<G::
             bases.len()
         )));
     }
-    let n = input.scalars.len();
+    let all = input.scalars.host("cpu")?;
+    let n = all.len();
     // Chunks start on multiples of 64 so density ranks come from whole words.
     let threads = rayon::current_num_threads().max(1);
     let chunk = (n.div_ceil(threads)).max(MIN_CHUNK).next_multiple_of(64);
@@ -122,13 +123,12 @@ fn msm_raw<G: CpuGroup>(bases: &[G::Affine], input: &MsmInput<'_>) -> Result<G::
             let mut points: Vec<*const G::Affine> = Vec::new();
             let mut scalars: Vec<blst_scalar> = Vec::new();
             let mut base = b0;
-            for i in s..e {
+            for (i, sc) in all.iter().enumerate().take(e).skip(s) {
                 if let Some(d) = input.density {
                     if !d.get(i) {
                         continue;
                     }
                 }
-                let sc = &input.scalars[i];
                 let p = &bases[base] as *const G::Affine;
                 base += 1;
                 if bool::from(sc.is_zero()) {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{err, fr, CudaBackend, DeviceApi, GpuBackend};
-use crate::backend::{Curve, MsmGroup, Placement};
+use crate::backend::{Curve, MsmGroup, Placement, WitnessPart};
 use crate::error::{Error, Result};
 use crate::synthesis::RecordedShape;
 
@@ -128,18 +128,36 @@ impl DeviceApi for cuda::CudaDevice {
                 .map(|m| Arc::new(m) as Arc<dyn Any + Send + Sync>),
         )
     }
-    fn compute_h_from_witness(
+    fn witness_h(
         &self,
         matrices: &(dyn Any + Send + Sync),
         input: &[blst_fr],
         aux: &[blst_fr],
         log_m: u32,
         check: bool,
-        out: &mut [blst_fr],
-    ) -> Option<Result<Option<usize>, cuda::CudaError>> {
+    ) -> Option<Result<Result<Box<dyn Any + Send + Sync>, usize>, cuda::CudaError>> {
         let matrices = matrices.downcast_ref::<cuda::ConstraintMatrices>()?;
-        Some(cuda::CudaDevice::compute_h_from_witness(
-            self, matrices, input, aux, log_m, check, out,
+        Some(
+            cuda::CudaDevice::witness_h(self, matrices, input, aux, log_m, check)
+                .map(|found| found.map(|w| Box::new(w) as Box<dyn Any + Send + Sync>)),
+        )
+    }
+    fn msm_witness<C: Curve>(
+        &self,
+        bases: &cuda::Bases<C>,
+        first: usize,
+        witness: &(dyn Any + Send + Sync),
+        part: WitnessPart,
+        density: Option<&[u64]>,
+    ) -> Option<Result<C::Point, cuda::CudaError>> {
+        let witness = witness.downcast_ref::<cuda::DeviceWitness>()?;
+        let part = match part {
+            WitnessPart::Input => cuda::WitnessPart::Input,
+            WitnessPart::Aux => cuda::WitnessPart::Aux,
+            WitnessPart::H => cuda::WitnessPart::H,
+        };
+        Some(cuda::CudaDevice::msm_witness::<C>(
+            self, bases, first, witness, part, density,
         ))
     }
     forward_device_api!(cuda::CudaDevice, cuda::CudaError);

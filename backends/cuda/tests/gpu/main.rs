@@ -16,3 +16,4 @@ mod msm;
 mod ntt;
 mod setup;
 mod tables;
+mod witness;
