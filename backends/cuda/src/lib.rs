@@ -316,11 +316,13 @@ fn retain_freed_memory(ctx: &Arc<CudaContext>, keep: u64) -> Option<usize> {
     set_pool_threshold(pool as usize, keep).then_some(pool as usize)
 }
 
-/// Bytes of freed memory the pool keeps for reuse (see retain_freed_memory).
+/// Bytes of freed memory the pool keeps for reuse (see retain_freed_memory):
+/// by default room for the scratch of one MSM of 2^27 terms (a 32 GiB PoRep
+/// partition's largest) on a device large enough to prove one.
 fn pool_keep(options: &CudaOptions, total: usize) -> u64 {
     options
         .pool_keep_bytes
-        .unwrap_or((total as u64 / 8).min(8 << 30))
+        .unwrap_or((total as u64 / 4).min(32 << 30))
 }
 
 /// Sets the pool's release threshold; false if the driver refused.
