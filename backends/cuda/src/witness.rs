@@ -103,6 +103,9 @@ impl CudaDevice {
             HOutcome::Unsatisfied(row) => return Ok(Err(row)),
             HOutcome::H(h) => h.keep(),
         };
+        // Done before returning, so that a caller timing its steps sees H's
+        // work here and not in the MSM that reads it next.
+        self.sync("H")?;
         Ok(Ok(DeviceWitness {
             input: d_input,
             inputs: input.len(),

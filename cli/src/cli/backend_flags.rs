@@ -37,8 +37,10 @@ pub fn choose(flags: &BackendFlags) {
             .map(AdapterChoice::Name),
         ..WgpuOptions::default()
     };
-    let mut cuda = CudaOptions::default();
-    cuda.profile = flags.cuda_profile;
+    let cuda = CudaOptions {
+        profile: flags.cuda_profile,
+        ..CudaOptions::default()
+    };
     let _ = CHOSEN.set(Chosen {
         backends: BackendOptions { cuda, wgpu },
         placement: PlacementConfig {
