@@ -9,8 +9,8 @@
 use blst::blst_fr;
 use cudarc::driver::CudaSlice;
 
-use crate::ntt::{Evaluations, HOutcome};
 use crate::profile::Profiler;
+use crate::witness::WitnessPart;
 use crate::{host, CudaDevice, CudaError};
 
 /// Set in a column index for an aux variable (clear: an input), as the
@@ -208,17 +208,13 @@ impl CudaDevice {
                 m - 1
             )));
         }
-        let (d_input, d_aux) = self.upload_witness(matrices, input, aux)?;
-        let evaluations = Evaluations::Witness {
-            matrices,
-            input: &d_input,
-            aux: &d_aux,
-            check,
-        };
-        match self.h_on_device(evaluations, log_m)? {
-            HOutcome::Unsatisfied(row) => Ok(Some(row)),
-            HOutcome::H(h) => {
-                self.download_h(h, out)?;
+        match self.witness_h(matrices, input, aux, log_m, check)? {
+            Err(row) => Ok(Some(row)),
+            Ok(kept) => {
+                let _g = self.guard();
+                let (h, len) = kept.part(WitnessPart::H);
+                let out = host::fr_as_u64s_mut(&mut out[..len]);
+                self.download_large(h, out, "compute_h_from_witness")?;
                 Ok(None)
             }
         }
