@@ -50,11 +50,6 @@ impl DeviceWitness {
         };
         (buf, self.len(part))
     }
-
-    /// Device bytes it holds.
-    pub fn bytes(&self) -> usize {
-        8 * (self.input.len() + self.aux.len() + self.h.len())
-    }
 }
 
 impl CudaDevice {
