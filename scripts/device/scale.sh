@@ -12,12 +12,15 @@
 #                  against the host generator (tests/gpu_proofs.rs); witness-only
 #                  engine proofs (a, b, c from the matrices on the device)
 #                  against the cpu backend's
-#     chain:LOG[:COUNT[:BUDGET]]
+#     chain:LOG[:COUNT[:BUDGET[:FLAG]]]
 #                  bench-engine of COUNT (default 4) proofs of the 2^LOG chain on
 #                  cuda with parameters generated on the GPU in memory: the
 #                  generation's stages, the engine's stage p50/p99, throughput,
 #                  peak resident memory (JSON in $OUT/chain-LOG.json), under
-#                  the memory budget BUDGET (e.g. 110GiB; default 80%)
+#                  the memory budget BUDGET (e.g. 110GiB; default 80%); FLAG:
+#                  bench-engine flags joined by +, e.g. recorded (witness-only
+#                  jobs: a, b, c from the recorded matrices on the device) or
+#                  synthesis-workers=16
 #     porep:SIZE[:PARTITIONS[:JOBS[:BUDGET[:FLAG]]]]
 #                  BENCHMARK: `crossgroth filecoin bench-porep` of JOBS C2-shaped
 #                  jobs of PARTITIONS partitions (default: all of the size's)
@@ -56,9 +59,11 @@ for step in "$@"; do
         CROSSGROTH_REQUIRE_CUDA=1 "$bin/gpu_proofs" --test-threads=1 cuda_setup cuda_witness_only --nocapture 2>&1 | tee -a "$out/tests.log" || rc=1
         ;;
     chain:*)
-        IFS=: read -r _ log count budget <<< "$step"
+        IFS=: read -r _ log count budget extra <<< "$step"
+        name="chain-$log${extra:+-${extra//+/-}}"
         RUST_LOG=info timed "$bin/crossgroth" bench-engine --circuit "chain:$log" --count "${count:-4}" \
-            --backend cuda ${budget:+--memory-budget "$budget"} --json "$out/chain-$log.json" 2>&1 | tee "$out/chain-$log.log" || rc=1
+            --backend cuda ${budget:+--memory-budget "$budget"} ${extra:+--${extra//+/ --}} \
+            --json "$out/$name.json" 2>&1 | tee "$out/$name.log" || rc=1
         ;;
     porep:*)
         IFS=: read -r _ size partitions jobs budget extra <<< "$step"
