@@ -84,6 +84,11 @@ fn engine_proofs_equal_the_plain_provers() {
             summary.stages.keys()
         );
     }
+    // The cpu backend makes B_G2 beside the G1 MSMs: the stage is that time,
+    // once a proof, not the finalizer's few microseconds of handing it on.
+    let b_g2 = &summary.stages["b_g2"];
+    assert_eq!(b_g2.count, 3);
+    assert!(b_g2.p50_ms > 0.02, "b_g2 p50 {} ms", b_g2.p50_ms);
 }
 
 #[test]

@@ -157,7 +157,19 @@ impl Shared {
     }
 
     pub(super) fn record(&self, stage: &str, job: &str, unit: usize, began: Instant) {
-        let secs = began.elapsed().as_secs_f64();
+        self.record_secs(stage, job, unit, began, began.elapsed().as_secs_f64());
+    }
+
+    /// [`Self::record`] of a stage whose time was measured elsewhere (B_G2 made
+    /// with the G1 side).
+    pub(super) fn record_secs(
+        &self,
+        stage: &str,
+        job: &str,
+        unit: usize,
+        began: Instant,
+        secs: f64,
+    ) {
         crate::groth16::steps::log_stage(job, unit, stage, secs);
         self.stats.lock().unwrap().record(stage, began, secs);
         let watch = self

@@ -354,17 +354,24 @@ pub(crate) fn finalize(s: Arc<Shared>) {
             continue;
         }
         let began = Instant::now();
-        if g1.b_g2.is_some() {
-            steps::log_stage(&job.id, index, "b_g2", g1.times.b_g2);
-        }
-        let b_g2 = steps::b_g2(
-            s.backends[device].as_ref(),
-            &g1,
-            || s.prepared(device, &job.params),
-            &job.params,
-            &asg,
-        );
-        s.record("b_g2", &job.id, index, began);
+        let b_g2 = match g1.b_g2 {
+            // Made with the G1 side: its stage time is the one measured there.
+            Some(done) => {
+                s.record_secs("b_g2", &job.id, index, began, g1.times.b_g2);
+                Ok(done)
+            }
+            None => {
+                let b_g2 = steps::b_g2(
+                    s.backends[device].as_ref(),
+                    &g1,
+                    || s.prepared(device, &job.params),
+                    &job.params,
+                    &asg,
+                );
+                s.record("b_g2", &job.id, index, began);
+                b_g2
+            }
+        };
         let b_g2 = match b_g2 {
             Ok(p) => p,
             Err(e) => {
