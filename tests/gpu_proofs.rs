@@ -263,7 +263,8 @@ fn wgpu_engine_spreads_jobs_over_two_devices() {
 /// Witness-only jobs on cuda: a, b and c come from the constraint matrices held
 /// on the device (kernels/synthesis/spmv.cuh), rows checked there, and the proofs
 /// are the cpu backend's direct ones, byte for byte; an unsatisfied row is found
-/// on the device and named.
+/// on the device and named. The 2^17 chain has B scalars enough for B_G2 on
+/// the device, which then reads the aux the device holds.
 #[test]
 fn cuda_witness_only_jobs_match_cpu() {
     use crossgroth::engine::{Engine, EngineConfig, Job};
@@ -277,7 +278,7 @@ fn cuda_witness_only_jobs_match_cpu() {
     };
     let cpu_engine = Engine::start(config(), vec![Arc::new(CpuBackend)]).unwrap();
     let engine = Engine::start(config(), vec![gpu]).unwrap();
-    for spec_str in ["cubic", "sha256:512", "chain:14"] {
+    for spec_str in ["cubic", "sha256:512", "chain:14", "chain:17"] {
         let params = Arc::new(params_for(&spec(spec_str), 1));
         let shape = Arc::new(RecordedShape::record(spec(spec_str).blank()).unwrap().0);
         let circuits: Vec<_> = (0..3).map(|s| spec(spec_str).instance(s)).collect();

@@ -10,11 +10,16 @@
 //
 // The host may run steps 1-5 in several passes over parts of the scalars
 // (each pass's runs add to the buckets), uploading the next part meanwhile.
+// With one pass it reads the count of general scalars after step 1 and picks
+// the window size and sizes the sort from it: in a Filecoin circuit most
+// scalars are 0 or 1, so the count of scalars overstates the buckets' work.
 //
 // Pass structure (host drives, one stream):
-//   1. msm_prepare   per scalar: density -> base index, Montgomery -> canonical,
-//                    scalars 0 (dropped) and 1 (flagged for a plain sum) taken
-//                    out, signed c-bit window digits counted per bucket.
+//   1. msm_classify  per scalar: density -> base index, Montgomery -> canonical;
+//                    scalars 0 dropped, the bases of scalars 1 appended to a
+//                    list for a plain sum, the rest counted (general).
+//      msm_count_digits  signed c-bit window digits of the general scalars
+//                    counted per bucket.
 //   2. msm_scan_*    exclusive scan of the bucket counts (tiles, then one
 //                    block over the tile sums, then each tile).
 //   3. msm_scatter   counting sort: (bucket key, base index | sign) pairs, one
@@ -31,7 +36,8 @@
 //   6. msm_bucket_reduce  per window segment of S buckets: sum_k k * B_k by
 //                    running sums, plus lo * (segment sum).
 //   7. msm_sum_groups  (repeated) per window: sum the segment results.
-//   8. msm_ones      plain sum of the bases whose scalar is 1 (then 7 again).
+//   8. msm_ones      plain sum of the bases whose scalar is 1, from their list
+//                    (then 7 again).
 //   9. msm_to_jacobian  window sums and the ones sum as Jacobian points; the
 //                    host combines the windows (Horner, c doublings each).
 #pragma once
@@ -86,24 +92,78 @@ __device__ __forceinline__ int next_digit(const fr_t& s, u32 w, u32 c, u32& carr
     return (int)v;
 }
 
-extern "C" __global__ void msm_prepare(const fr_t* __restrict__ scalars, u32 n, const u64* __restrict__ density,
-                                       const u32* __restrict__ dens_prefix, u32 first, u32 c, u32 nwin,
-                                       u32 wset, fr_t* __restrict__ canon, u32* __restrict__ bidx,
-                                       u32* __restrict__ counts) {
+// What a scalar contributes: nothing (excluded by the density, or zero), its
+// base once (scalar 1: Filecoin circuits' bits, summed apart from the buckets),
+// or digits (every other scalar).
+#define MSM_KIND_NONE 0u
+#define MSM_KIND_ONE 1u
+#define MSM_KIND_GENERAL 2u
+
+// Classifies scalars [first, first + n) of a pass: bidx[i] is the base index
+// of a general scalar (its canonical form in canon[i]) and MSM_NONE otherwise;
+// the base indices of scalars equal to 1 are appended to ones (at
+// counters[1], in no particular order, which a sum does not see), and
+// counters[0] counts the general scalars, so that the host can size the
+// buckets and the sort by the terms that need them. Appends go a warp at a
+// time into the block's share, then one global atomic a block: a global
+// atomic a scalar on one counter would serialise 10^8 of them. Every thread
+// reaches the barriers (blocks of whole warps).
+extern "C" __global__ void msm_classify(const fr_t* __restrict__ scalars, u32 n, const u64* __restrict__ density,
+                                        const u32* __restrict__ dens_prefix, u32 first, fr_t* __restrict__ canon,
+                                        u32* __restrict__ bidx, u32* __restrict__ ones, u32* __restrict__ counters) {
+    __shared__ u32 block_ones, block_general, block_base;
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+    u32 lane = threadIdx.x & 31;
+    u32 kind = MSM_KIND_NONE;
     u32 b = first + i;  // a pass over scalars [first, first + n): dense ranks are global
-    if (density) {
-        u64 word = density[i >> 6];
-        u32 bit = i & 63;
-        if (!((word >> bit) & 1ull)) { bidx[i] = MSM_NONE; return; }
-        b = dens_prefix[i >> 6] + (u32)__popcll(word & ((1ull << bit) - 1ull));
+    if (i < n) {
+        bool included = true;
+        if (density) {
+            u64 word = density[i >> 6];
+            u32 bit = i & 63;
+            included = (word >> bit) & 1ull;
+            b = dens_prefix[i >> 6] + (u32)__popcll(word & ((1ull << bit) - 1ull));
+        }
+        if (included) {
+            fr_t s = load16(scalars + i).from_mont();
+            if (fr_is_canonical_one(s)) {
+                kind = MSM_KIND_ONE;
+            } else if (!s.is_zero()) {
+                kind = MSM_KIND_GENERAL;
+                store16(canon + i, s);
+            }
+        }
+        bidx[i] = kind == MSM_KIND_GENERAL ? b : MSM_NONE;
     }
-    fr_t s = load16(scalars + i).from_mont();
-    if (s.is_zero()) { bidx[i] = MSM_NONE; return; }
-    if (fr_is_canonical_one(s)) { bidx[i] = b | MSM_ONE_FLAG; return; }
-    bidx[i] = b;
-    store16(canon + i, s);
+    if (threadIdx.x == 0) {
+        block_ones = 0;
+        block_general = 0;
+    }
+    __syncthreads();
+    u32 one_mask = __ballot_sync(0xffffffffu, kind == MSM_KIND_ONE);
+    u32 general_mask = __ballot_sync(0xffffffffu, kind == MSM_KIND_GENERAL);
+    u32 warp_base = 0;
+    if (lane == 0) {
+        if (one_mask) warp_base = atomicAdd(&block_ones, (u32)__popc(one_mask));
+        if (general_mask) atomicAdd(&block_general, (u32)__popc(general_mask));
+    }
+    warp_base = __shfl_sync(0xffffffffu, warp_base, 0);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        block_base = block_ones ? atomicAdd(&counters[1], block_ones) : 0;
+        if (block_general) atomicAdd(&counters[0], block_general);
+    }
+    __syncthreads();
+    if (kind == MSM_KIND_ONE) ones[block_base + warp_base + (u32)__popc(one_mask & ((1u << lane) - 1u))] = b;
+}
+
+// The bucket counts of the general scalars of a pass (classified by
+// msm_classify): one for each nonzero signed digit.
+extern "C" __global__ void msm_count_digits(const fr_t* __restrict__ canon, const u32* __restrict__ bidx, u32 n,
+                                            u32 c, u32 nwin, u32 wset, u32* __restrict__ counts) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n || bidx[i] == MSM_NONE) return;
+    fr_t s = load16(canon + i);
     u32 K = 1u << (c - 1);
     u32 carry = 0;
     for (u32 w = 0, set = 0; w < nwin; w++) {
@@ -122,7 +182,7 @@ extern "C" __global__ void msm_scatter(const fr_t* __restrict__ canon, const u32
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     u32 b = bidx[i];
-    if (b & MSM_ONE_FLAG) return;  // excluded, zero or one
+    if (b == MSM_NONE) return;  // excluded, zero or one
     fr_t s = load16(canon + i);
     u32 K = 1u << (c - 1);
     u32 carry = 0;
@@ -395,18 +455,18 @@ __device__ __forceinline__ void msm_sum_groups_impl(const X* __restrict__ in, u3
     store16(out + t, acc);
 }
 
-// Partial sums of the bases whose scalar is 1, F scalars per thread.
+// Partial sums of the bases whose scalar is 1, from their compacted list
+// (msm_classify): thread t adds ones[t], ones[t + T], ... below *count, so
+// that every lane of a warp adds on every step and neighbouring lanes read
+// neighbouring entries.
 template <class A, class X>
-__device__ __forceinline__ void msm_ones_impl(const A* __restrict__ bases, u32 stride, const u32* __restrict__ bidx,
-                                              u32 n, u32 F, X* __restrict__ out, u32 T) {
+__device__ __forceinline__ void msm_ones_impl(const A* __restrict__ bases, u32 stride, const u32* __restrict__ ones,
+                                              const u32* __restrict__ count, X* __restrict__ out, u32 T) {
     u32 t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= T) return;
-    u32 lo = t * F, hi = min(lo + F, n);
+    u32 n = *count;
     X acc = X::inf();
-    for (u32 i = lo; i < hi; i++) {
-        u32 b = bidx[i];
-        if (b != MSM_NONE && (b & MSM_ONE_FLAG)) acc.add_affine(load16(bases + (u64)(b & 0x7fffffffu) * stride));
-    }
+    for (u32 i = t; i < n; i += T) acc.add_affine(load16(bases + (u64)ones[i] * stride));
     store16(out + t, acc);
 }
 
@@ -510,9 +570,9 @@ extern "C" __global__ void __launch_bounds__(128, MSM_ACC_MIN_BLOCKS)
                                                   G##_xyzz_t* out, u32 len2) {                                    \
         msm_sum_groups_impl(in, groups, len, F, out, len2);                                                       \
     }                                                                                                             \
-    extern "C" __global__ void G##_msm_ones(const G##_affine_t* bases, u32 stride, const u32* bidx, u32 n,        \
-                                            u32 F, G##_xyzz_t* out, u32 T) {                                      \
-        msm_ones_impl(bases, stride, bidx, n, F, out, T);                                                         \
+    extern "C" __global__ void G##_msm_ones(const G##_affine_t* bases, u32 stride, const u32* ones,               \
+                                            const u32* count, G##_xyzz_t* out, u32 T) {                           \
+        msm_ones_impl(bases, stride, ones, count, out, T);                                                        \
     }                                                                                                             \
     extern "C" __global__ void G##_msm_precompute(const G##_affine_t* bases, u32 n, u32 F, u32 shift,             \
                                                   G##_affine_t* table, G##_xyzz_t* tmp,                           \

@@ -256,6 +256,9 @@ def msm_cases(rng, quick):
         ("table of 3 copies, c = 5", 5, 3, scalars(), None),
         ("table of 32 copies (one bucket set), c = 8", 8, 32, scalars(), dens),
         ("all scalars 1", 6, 1, [1] * n, None),
+        ("mostly bits, density", 6, 1,
+         [rng.choice([0, 1, 1, rng.randrange(R_FR)]) if rng.random() < 0.2 else rng.choice([0, 1]) for _ in range(n)],
+         dens),
         ("all scalars 0 but one", 6, 4, [0] * (n - 1) + [R_FR - 1], None),
     ]
 
@@ -282,14 +285,20 @@ def check_msm(exe, rng, bases, quick):
         for l0, l1 in ((8, 4), (64, 8), (16, 4)):
             out = subprocess.run([exe, str(c), str(copies), str(l0), str(l1)], input=text,
                                  capture_output=True, text=True, check=True).stdout.strip().split("\n")
-            sets = [from_jacobian(line) for line in out]
+            counted = tuple(map(int, out[0].split()))
+            included = [x for x, _ in terms]
+            expect_counts = (sum(1 for x in included if x not in (0, 1)), included.count(1))
+            if counted != expect_counts:
+                sys.exit(f"check_kernels_host: G1 MSM, {name}: general and one scalars counted {counted}, "
+                         f"expected {expect_counts}")
+            sets = [from_jacobian(line) for line in out[1:]]
             got = sets[-1]  # the scalars equal to 1
             for k, sk in enumerate(sets[:-1]):
                 got = add(got, mul(pow(2, c * k, R_FR), sk))
             if got != want:
                 sys.exit(f"check_kernels_host: G1 MSM, {name}, L={l0}/{l1}: {got}, expected {want}")
-        print(f"check_kernels_host: G1 MSM, {name} ({n} terms): prepare, scatter, accumulation, levels, "
-              "bucket reduction, window sums, ones" + (", table" if copies > 1 else "") +
+        print(f"check_kernels_host: G1 MSM, {name} ({n} terms): classification, digit "
+              "counts, scatter, accumulation, levels, bucket reduction, window sums, ones" + (", table" if copies > 1 else "") +
               ": equals Python's")
 
 

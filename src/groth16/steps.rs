@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! assignment ──▶ g1_side: H = (a·b − c)/Z, then the H, L, A and B_G1 MSMs (the critical path)
-//!            ──▶ b_g2:    the B_G2 MSM, on the device or the CPU (one rule: b_g2_on_device)
+//!            ──▶ b_g2:    the B_G2 MSM, on the device or the CPU (one rule: b_g2_on_device);
+//!                         in g1_side when the witness is on the device (its aux read there)
 //!            ──▶ assemble: A, B, C from α, β, δ, r, s (bellperson's formulas, same bytes)
 //! ```
 
@@ -118,8 +119,9 @@ pub struct G1Side {
     pub l: G1Projective,
     pub a: G1Projective,
     pub b_g1: G1Projective,
-    /// B_G2, already computed beside the G1 MSMs on a backend without a device
-    /// (see [`g1_side`]); `None` leaves it to [`b_g2`].
+    /// B_G2, already computed beside the G1 MSMs on a backend without a device,
+    /// or after them from a witness the device holds (see [`g1_side`]); `None`
+    /// leaves it to [`b_g2`].
     pub b_g2: Option<G2Projective>,
     pub times: StageTimes,
 }
@@ -278,13 +280,24 @@ fn compose_g1_side(
     times.msm_a = lap.next();
     let b_parts = backend.msm(&prepared.b_g1, &b_terms(asg, witness))?;
     times.msm_b_g1 = lap.next();
+    // B_G2 reads the aux the device holds, here, rather than in the finalizer
+    // from the host copy: the aux then goes up once, and the device is what the
+    // two would share anyway.
+    let b_g2 = match on_device.as_ref() {
+        Some(_) if b_g2_on_device(backend, asg) => {
+            let parts = backend.msm(&prepared.b_g2, &b_terms(asg, witness))?;
+            times.b_g2 = lap.next();
+            Some(parts[0] + parts[1])
+        }
+        _ => None,
+    };
     drop(on_device);
     Ok(G1Side {
         h: h_msm,
         l,
         a: a_parts[0] + a_parts[1],
         b_g1: b_parts[0] + b_parts[1],
-        b_g2: None,
+        b_g2,
         times,
     })
 }

@@ -148,7 +148,8 @@ pub fn describe() -> String {
 }
 
 struct Kernels {
-    msm_prepare: CudaFunction,
+    msm_classify: CudaFunction,
+    msm_count_digits: CudaFunction,
     msm_scan: CudaFunction,
     msm_scan_tiles: CudaFunction,
     msm_scan_apply: CudaFunction,
@@ -431,7 +432,8 @@ impl CudaDevice {
             })
         };
         let k = Kernels {
-            msm_prepare: f("msm_prepare")?,
+            msm_classify: f("msm_classify")?,
+            msm_count_digits: f("msm_count_digits")?,
             msm_scan: f("msm_scan")?,
             msm_scan_tiles: f("msm_scan_tiles")?,
             msm_scan_apply: f("msm_scan_apply")?,

@@ -7,7 +7,8 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use std::sync::Arc;
 
 use crate::msm_plan::{
-    effective_terms, first_pass_share, msm_passes, pass_ranges, scatter_windows, WindowPlan,
+    effective_terms, first_pass_share, msm_passes, ones_threads, pass_ranges, scatter_windows,
+    WindowPlan,
 };
 use crate::profile::Profiler;
 use crate::{host, CudaDevice, CudaError, Layout, MsmOptions};
@@ -144,74 +145,40 @@ impl CudaDevice {
                 "MSM of {n} terms is too large"
             )));
         }
-        let plan = WindowPlan::choose(
-            effective_terms(n, density),
-            table.copies,
-            table.c,
-            options.window_bits(),
-        );
-        let c = plan.c;
-        let k_per_win = 1usize << (c - 1);
-        let nwin = plan.nwin as usize;
-        // bucket sets: what the reduction and the host see as windows
-        let nsets = plan.wset as usize;
-        let nb = nsets * k_per_win;
-        let max_entries = nwin * n;
-        if max_entries >= u32::MAX as usize {
-            return Err(CudaError::InvalidInput(format!(
-                "MSM of {n} terms is too large"
-            )));
-        }
-        // Chunk lengths of the accumulation tree: level 0 (points), levels >= 1
-        // (partial sums). Small MSMs use short chunks so that tests exercise
-        // several levels. Level 1 on has 8 partial sums a thread: with more, the
-        // few threads of level 1 run long chains of full additions while the
-        // rest of the GPU idles.
-        let (l_chunk, l1): (u32, u32) = if max_entries >= 1 << 26 {
-            (128, 8)
-        } else if max_entries >= 1 << 22 {
-            (64, 8)
-        } else {
-            (8, 4)
-        };
         // Passes over parts of the scalars (see msm_passes): ranges of multiples
         // of 64 scalars, so that the density's words split cleanly. They hide
-        // an upload, so scalars already on the device take one.
+        // an upload, so scalars already on the device take one. Their number
+        // comes from the plan for every included scalar; a single pass plans
+        // again from the general scalars once they are classified.
         let on_device = matches!(scalars, Scalars::Device { .. });
+        let choose = |terms: usize| {
+            WindowPlan::choose(terms, table.copies, table.c, options.window_bits())
+        };
+        let included = effective_terms(n, density);
+        let first_plan = choose(included);
         let passes = if table.overlap_upload && !on_device {
+            let nb = first_plan.wset as usize * (1usize << (first_plan.c - 1));
             msm_passes(options.passes(), n, nb)
         } else {
             1
         };
         let share = first_pass_share(options.first_pass_share(), passes);
         let ranges = pass_ranges(n, passes, share);
+        let multi = ranges.len() > 1;
         let m_max = ranges.iter().map(|r| r.1 - r.0).max().unwrap_or(0);
-        let pass_entries = nwin * m_max;
-        let nchunks = pass_entries.div_ceil(l_chunk as usize).max(1);
-        // Buckets per thread of the running-sum reduction: each thread also
-        // multiplies its segment's sum by the segment's first index (~1.5 c
-        // additions), so long segments where there are buckets enough to keep
-        // the device busy (c = 20: 64 -> 106 000 threads).
-        let seg: u32 = (k_per_win as u32).min(if nb >= 1 << 22 { 64 } else { 32 });
-        let nseg = k_per_win / seg as usize;
+        if first_plan.nwin as usize * n >= u32::MAX as usize {
+            return Err(CudaError::InvalidInput(format!(
+                "MSM of {n} terms is too large"
+            )));
+        }
 
         let _g = self.guard();
         let mut prof = Profiler::new(self);
         let ck = &self.k.g[layout.group as usize];
-        let n32 = n as u32;
-        let c32 = c;
-        let nwin32 = nwin as u32;
-        let wset32 = plan.wset;
-        let stride32 = plan.stride;
-        let nsets32 = nsets as u32;
-        let nb32 = nb as u32;
-        let k32 = k_per_win as u32;
-
         let words = match scalars {
             Scalars::Host(s) => host::fr_as_u64s(s),
             Scalars::Device { .. } => &[][..],
         };
-        let multi = ranges.len() > 1;
         // One pass: the scalars go up on this stream before anything else. Several:
         // two buffers that the copy lane fills while the kernels work on the
         // previous pass.
@@ -240,6 +207,105 @@ impl CudaDevice {
         }
         let mut canon = self.alloc_u64(4 * m_max, "MSM canonical scalars")?;
         let mut bidx = self.alloc_u32(n, "MSM base indices")?;
+        let mut one_bases = self.alloc_u32(included, "bases of scalars 1")?;
+        // [general scalars, scalars 1]
+        let mut counters = self
+            .stream
+            .alloc_zeros::<u32>(2)
+            .map_err(|e| CudaError::alloc("MSM counters", 8, e))?;
+        // Classifies scalars lo..hi of pass p into bidx, canon, the ones' list
+        // and the counters.
+        let classify = |st: &Arc<CudaStream>,
+                        scal: &cudarc::driver::CudaView<'_, u64>,
+                        lo: usize,
+                        hi: usize,
+                        canon: &mut CudaSlice<u64>,
+                        bidx: &mut CudaSlice<u32>,
+                        one_bases: &mut CudaSlice<u32>,
+                        counters: &mut CudaSlice<u32>|
+         -> Result<(), CudaError> {
+            let (m32, lo32) = ((hi - lo) as u32, lo as u32);
+            let mut bidx_pass = bidx.slice_mut(lo..hi);
+            match (&d_density, &d_prefix) {
+                (Some(d), Some(pre)) => {
+                    let (d, pre) = (d.slice(lo / 64..), pre.slice(lo / 64..));
+                    launch_on!(st, self.k.msm_classify, hi - lo, 256; scal, &m32, &d, &pre, &lo32, canon, &mut bidx_pass, one_bases, counters)
+                }
+                _ => {
+                    launch_on!(st, self.k.msm_classify, hi - lo, 256; scal, &m32, &null, &null, &lo32, canon, &mut bidx_pass, one_bases, counters)
+                }
+            }
+            Ok(())
+        };
+        // One pass: classify every scalar now, and plan from the general ones.
+        let (plan, terms, ones) = if multi {
+            (first_plan, None, None)
+        } else {
+            let scal = match scalars {
+                Scalars::Device { buf, start, len } => buf.slice(4 * start..4 * (start + len)),
+                Scalars::Host(_) => d_scal[0].slice(0..4 * n),
+            };
+            classify(
+                &self.stream,
+                &scal,
+                0,
+                n,
+                &mut canon,
+                &mut bidx,
+                &mut one_bases,
+                &mut counters,
+            )?;
+            let counted = self
+                .stream
+                .clone_dtoh(&counters)
+                .map_err(|e| CudaError::launch("MSM counters", e))?;
+            self.sync("MSM classification")?;
+            prof.mark("classify");
+            let (general, ones) = (counted[0] as usize, counted[1] as usize);
+            (choose(general), Some(general), Some(ones))
+        };
+        let c = plan.c;
+        let k_per_win = 1usize << (c - 1);
+        let nwin = plan.nwin as usize;
+        // bucket sets: what the reduction and the host see as windows
+        let nsets = plan.wset as usize;
+        let nb = nsets * k_per_win;
+        // the general scalars a pass may have
+        let pass_terms = terms.unwrap_or(m_max);
+        let max_entries = nwin * terms.unwrap_or(n);
+        // Chunk lengths of the accumulation tree: level 0 (points), levels >= 1
+        // (partial sums). Small MSMs use short chunks so that tests exercise
+        // several levels. Level 1 on has 8 partial sums a thread: with more, the
+        // few threads of level 1 run long chains of full additions while the
+        // rest of the GPU idles.
+        let (l_chunk, l1): (u32, u32) = if max_entries >= 1 << 26 {
+            (128, 8)
+        } else if max_entries >= 1 << 22 {
+            (64, 8)
+        } else {
+            (8, 4)
+        };
+        let pass_entries = nwin * pass_terms;
+        if max_entries >= u32::MAX as usize {
+            return Err(CudaError::InvalidInput(format!(
+                "MSM of {n} terms is too large"
+            )));
+        }
+        let nchunks = pass_entries.div_ceil(l_chunk as usize).max(1);
+        // Buckets per thread of the running-sum reduction: each thread also
+        // multiplies its segment's sum by the segment's first index (~1.5 c
+        // additions), so long segments where there are buckets enough to keep
+        // the device busy (c = 20: 64 -> 106 000 threads).
+        let seg: u32 = (k_per_win as u32).min(if nb >= 1 << 22 { 64 } else { 32 });
+        let nseg = k_per_win / seg as usize;
+        let c32 = c;
+        let nwin32 = nwin as u32;
+        let wset32 = plan.wset;
+        let stride32 = plan.stride;
+        let nsets32 = nsets as u32;
+        let nb32 = nb as u32;
+        let k32 = k_per_win as u32;
+
         let mut counts = self
             .stream
             .alloc_zeros::<u32>(nb)
@@ -338,7 +404,9 @@ impl CudaDevice {
             )?;
         }
         for (p, &(lo, hi)) in ranges.iter().enumerate() {
-            let (m, m32, lo32) = (hi - lo, (hi - lo) as u32, lo as u32);
+            let (m, m32) = (hi - lo, (hi - lo) as u32);
+            // the pass's general scalars: counted with one pass, at most m
+            let general = terms.unwrap_or(m);
             let slot = p % 2;
             let set = p % sets;
             if let Some(guard) = lane_guard.as_mut() {
@@ -375,23 +443,22 @@ impl CudaDevice {
                 Some(pb) if p > 0 => pb,
                 _ => &mut buckets,
             };
-            let scal = match scalars {
-                Scalars::Device { buf, start, len } => buf.slice(4 * start..4 * (start + len)),
-                Scalars::Host(_) if multi => d_scal[slot].slice(0..4 * m),
-                Scalars::Host(_) => d_scal[0].slice(0..4 * n),
-            };
-            let scal = &scal;
+            if multi {
+                let scal = d_scal[slot].slice(0..4 * m);
+                classify(
+                    ss,
+                    &scal,
+                    lo,
+                    hi,
+                    &mut canon,
+                    &mut bidx,
+                    &mut one_bases,
+                    &mut counters,
+                )?;
+            }
             {
-                let mut bidx_pass = bidx.slice_mut(lo..hi);
-                match (&d_density, &d_prefix) {
-                    (Some(d), Some(pre)) => {
-                        let (d, pre) = (d.slice(lo / 64..), pre.slice(lo / 64..));
-                        launch_on!(ss, self.k.msm_prepare, m, 256; scal, &m32, &d, &pre, &lo32, &c32, &nwin32, &wset32, &mut canon, &mut bidx_pass, &mut counts)
-                    }
-                    _ => {
-                        launch_on!(ss, self.k.msm_prepare, m, 256; scal, &m32, &null, &null, &lo32, &c32, &nwin32, &wset32, &mut canon, &mut bidx_pass, &mut counts)
-                    }
-                }
+                let bidx_pass = bidx.slice(lo..hi);
+                launch_on!(ss, self.k.msm_count_digits, m, 256; &canon, &bidx_pass, &m32, &c32, &nwin32, &wset32, &mut counts);
             }
             let bidx_pass = bidx.slice(lo..hi);
             if multi {
@@ -422,13 +489,13 @@ impl CudaDevice {
                 prof.mark("scatter");
             }
             // The runs add to the buckets, which keep the earlier passes' sums.
-            let chunks = (nwin * m).div_ceil(l_chunk as usize);
+            let chunks = (nwin * general).div_ceil(l_chunk as usize);
             let (entries, offsets) = (&*entries, &*offsets);
             launch!(self, ck.accumulate, chunks, 128; &bases, entries, offsets, &nb32, &l_chunk, &mut *target, &mut heads);
             prof.mark_pass(p, ranges.len(), "accumulate");
             // Levels of partial sums, while the previous level may have had
             // more than one chunk (the device skips levels past the last).
-            let mut prev_max = nwin * m;
+            let mut prev_max = nwin * general;
             let mut prev_l = l_chunk as usize;
             let mut level: u32 = 1;
             while prev_max > prev_l {
@@ -482,14 +549,14 @@ impl CudaDevice {
             launch!(self, ck.to_jacobian, nsets, 64; src, &nsets32, &mut dst);
         }
         prof.mark("window_sums");
-        // Sum of the bases whose scalar is 1.
-        if n > 0 {
-            let f: u32 = 64;
-            let t = (n as u32).div_ceil(f);
+        // Sum of the bases whose scalar is 1, from their list.
+        {
+            let t = ones_threads(ones.unwrap_or(included));
             let mut a = self.alloc_u64(t as usize * xw, "ones partials")?;
             let mut b =
                 self.alloc_u64((t as usize).div_ceil(fan_in as usize) * xw, "ones partials")?;
-            launch!(self, ck.ones, t, 64; &bases, &stride32, &bidx, &n32, &f, &mut a, &t);
+            let count = counters.slice(1..2);
+            launch!(self, ck.ones, t, 64; &bases, &stride32, &one_bases, &count, &mut a, &t);
             let mut len = t;
             let mut in_a = true;
             let one: u32 = 1;
@@ -519,7 +586,7 @@ impl CudaDevice {
             "{} MSM n={n} c={c} nwin={nwin} sets={nsets} copies={} L={l_chunk}/{l1}",
             layout.name, table.copies,
         ));
-        drop((d_density, d_prefix, bidx));
+        drop((d_density, d_prefix, bidx, one_bases, counters));
         drop(sort_stream);
         drop((buckets, heads, heads2, segs, tmp));
         Ok((words, c))

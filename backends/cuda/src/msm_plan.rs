@@ -142,6 +142,13 @@ impl WindowPlan {
     }
 }
 
+/// Threads of the sum of the bases whose scalar is 1 (at most `ones` of
+/// them): about 64 additions a thread, and no more threads than keep the
+/// device busy, so that the tree that adds their partial sums stays short.
+pub(crate) fn ones_threads(ones: usize) -> u32 {
+    ones.div_ceil(64).clamp(1, 1 << 18) as u32
+}
+
 /// Number of terms an MSM actually has (included variables).
 pub(crate) fn effective_terms(n: usize, density: Option<&[u64]>) -> usize {
     match density {

@@ -2,8 +2,8 @@
 // run them (scripts/cuda/check_kernels_host.py). emu_launch runs a kernel's
 // threads one after another (for kernels without barriers: fast);
 // emu_launch_threads runs each block's threads as OS threads with real block
-// barriers and warp shuffles (__syncthreads, __shfl_up_sync,
-// __shfl_down_sync), one block at a time, so __shared__ memory (a static
+// barriers and warp shuffles and votes (__syncthreads, __shfl_sync,
+// __shfl_up_sync, __shfl_down_sync, __ballot_sync), one block at a time, so __shared__ memory (a static
 // here) is the block's. Include this before anything from kernels/.
 #pragma once
 #include <barrier>
@@ -59,6 +59,18 @@ inline unsigned emu_shuffle(unsigned v, int src_lane) {
     emu_this_warp->bar.arrive_and_wait();
     return r;
 }
+inline unsigned __shfl_sync(unsigned, unsigned v, int src_lane) { return emu_shuffle(v, src_lane & 31); }
+// Every lane's predicate, gathered through the warp's slots.
+inline unsigned __ballot_sync(unsigned, int pred) {
+    if (!emu_this_warp) emu_unsupported("warp votes under emu_launch (use emu_launch_threads)");
+    const unsigned lane = threadIdx.x % 32;
+    emu_this_warp->slot[lane] = pred ? 1u : 0u;
+    emu_this_warp->bar.arrive_and_wait();
+    unsigned mask = 0;
+    for (unsigned l = 0; l < 32; l++) mask |= emu_this_warp->slot[l] << l;
+    emu_this_warp->bar.arrive_and_wait();
+    return mask;
+}
 inline unsigned __shfl_down_sync(unsigned, unsigned v, int off) {
     const int lane = (int)(threadIdx.x % 32);
     return emu_shuffle(v, lane + off < 32 ? lane + off : lane);
@@ -84,6 +96,7 @@ inline T __ldg(const T* p) {
 inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
 inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
 inline int __popcll(unsigned long long v) { return __builtin_popcountll(v); }
+inline int __popc(unsigned v) { return __builtin_popcount(v); }
 inline int __clz(unsigned v) { return v ? __builtin_clz(v) : 32; }
 inline unsigned __brev(unsigned v) {
     unsigned r = 0;

@@ -7,7 +7,8 @@
 //   input: n, then per base 24 hex u32 limbs (x, y; Montgomery form), then per
 //          scalar 8 hex u32 limbs (Montgomery form, as the prover keeps it),
 //          then "density 0" or "density 1" and ceil(n / 64) hex u64 words
-//   output: one line per bucket set and one for the scalars equal to 1:
+//   output: the counts of general scalars and of scalars equal to 1, then one
+//           line per bucket set and one for the scalars equal to 1:
 //           Jacobian X Y Z (Montgomery form), hex limbs, most significant first
 #include "accumulate.h"
 
@@ -80,11 +81,13 @@ int main(int argc, char** argv) {
         table = bases;
     }
     std::vector<fr_t> canon(n);
-    std::vector<u32> bidx(n), counts(nb, 0), offsets(nb + 1), cursor(nb);
-    emu_launch(n, 256, [&] {
-        msm_prepare(scalars.data(), n, has_density ? density.data() : nullptr, has_density ? prefix.data() : nullptr,
-                    0, c, nwin, wset, canon.data(), bidx.data(), counts.data());
+    std::vector<u32> bidx(n), counts(nb, 0), offsets(nb + 1), cursor(nb), one_bases(n), counters(2, 0);
+    // blocks of 64 threads, so that several blocks append to the lists
+    emu_launch_threads(n, 64, [&] {
+        msm_classify(scalars.data(), n, has_density ? density.data() : nullptr, has_density ? prefix.data() : nullptr,
+                     0, canon.data(), bidx.data(), one_bases.data(), counters.data());
     });
+    emu_launch(n, 256, [&] { msm_count_digits(canon.data(), bidx.data(), n, c, nwin, wset, counts.data()); });
     offsets[0] = 0;
     for (u32 k = 0; k < nb; k++) offsets[k + 1] = offsets[k] + counts[k];
     for (u32 k = 0; k < nb; k++) cursor[k] = offsets[k];
@@ -100,11 +103,13 @@ int main(int argc, char** argv) {
     emu_launch(wset * nseg, 64, [&] { msm_bucket_reduce_impl(buckets.data(), K, wset, seg, segs.data()); });
     std::vector<g1_jacobian_t> sets, ones;
     sum_to_jacobian(segs, wset, nseg, sets);
-    const u32 f = 64, t = (n + f - 1) / f;
+    // fewer threads than ones, so that threads add several
+    const u32 t = counters[1] / 3 + 1;
     std::vector<g1_xyzz_t> part(t);
-    emu_launch(t, 64, [&] { msm_ones_impl(table.data(), F, bidx.data(), n, f, part.data(), t); });
+    emu_launch(t, 64, [&] { msm_ones_impl(table.data(), F, one_bases.data(), &counters[1], part.data(), t); });
     sum_to_jacobian(part, 1, t, ones);
     sets.push_back(ones[0]);
+    printf("%u %u\n", counters[0], counters[1]);
     for (const auto& j : sets) {
         print_fq(j.x);
         printf(" ");

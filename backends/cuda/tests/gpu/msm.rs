@@ -361,3 +361,27 @@ fn msm_g2_random_and_edge_cases_match_blst() {
     );
     eprintln!("ok G2 density");
 }
+
+/// Filecoin-like G2 scalars (90% 0 or 1, whose bases are summed from a list
+/// apart from the buckets) through a density, in one pass and in several.
+#[test]
+fn msm_g2_skewed_with_density_matches_blst() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng("msm_g2_skewed_with_density_matches_blst");
+    let nvars = (1 << 16) + 77;
+    let (words, inc) = random_density(&mut rng, nvars, 0.7);
+    let bases = random_bases::<G2>(&mut rng, inc.len());
+    let scalars = groth16_scalars(&mut rng, nvars);
+    let sel: Vec<blst_fr> = inc.iter().map(|&i| scalars[i]).collect();
+    let want = msm::<G2>(&bases, &sel, None);
+    let d = gpu.upload::<G2>(&bases, 1).unwrap();
+    for passes in [1usize, 3] {
+        let got = with_msm_options(
+            gpu,
+            |o| o.passes = Some(passes),
+            || gpu.msm(&d, 0, &scalars, Some(&words)).expect("msm"),
+        );
+        assert!(point_eq::<G2>(&got, &want), "G2 skewed, {passes} passes");
+    }
+    eprintln!("ok G2 skewed with a density");
+}
