@@ -282,8 +282,8 @@ def check_msm(exe, rng, bases, quick):
         want = None
         for x, b in terms:
             want = add(want, mul(x, b))
-        for l0, l1 in ((8, 4), (64, 8), (16, 4)):
-            out = subprocess.run([exe, str(c), str(copies), str(l0), str(l1)], input=text,
+        for l0, l1, passes in ((8, 4, 1), (64, 8, 1), (16, 4, 1), (8, 4, 3)):
+            out = subprocess.run([exe, str(c), str(copies), str(l0), str(l1), str(passes)], input=text,
                                  capture_output=True, text=True, check=True).stdout.strip().split("\n")
             counted = tuple(map(int, out[0].split()))
             included = [x for x, _ in terms]
@@ -296,9 +296,10 @@ def check_msm(exe, rng, bases, quick):
             for k, sk in enumerate(sets[:-1]):
                 got = add(got, mul(pow(2, c * k, R_FR), sk))
             if got != want:
-                sys.exit(f"check_kernels_host: G1 MSM, {name}, L={l0}/{l1}: {got}, expected {want}")
+                sys.exit(f"check_kernels_host: G1 MSM, {name}, L={l0}/{l1}, {passes} passes: {got}, "
+                         f"expected {want}")
         print(f"check_kernels_host: G1 MSM, {name} ({n} terms): classification, digit "
-              "counts, scatter, accumulation, levels, bucket reduction, window sums, ones" + (", table" if copies > 1 else "") +
+              "counts, scatter, accumulation, levels, bucket reduction, window sums, ones, in one pass and in three" + (", table" if copies > 1 else "") +
               ": equals Python's")
 
 
@@ -569,7 +570,7 @@ def main():
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/msm_host.cpp"), "-o", exe], check=True)
         check_msm(exe, rng, make_bases(rng, 200), quick)
-        print(f"check_kernels_host: ok ({runs} accumulation runs, {len(msm_cases(rng, quick)) * 3} MSMs)")
+        print(f"check_kernels_host: ok ({runs} accumulation runs, {len(msm_cases(rng, quick)) * 4} MSMs)")
 
 
 if __name__ == "__main__":

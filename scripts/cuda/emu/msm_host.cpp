@@ -1,9 +1,9 @@
 // Host run of the whole device part of a G1 MSM (kernels/msm/pippenger.cuh),
-// launched as backends/cuda/src/msm.rs launches it in one pass, for
+// launched as backends/cuda/src/msm.rs launches it, in one pass or several, for
 // scripts/cuda/check_kernels_host.py. The offsets scan (block barriers, warp
 // shuffles: not emulated) is a plain prefix sum here.
 //
-//   msm_host c copies L0 L1 < input
+//   msm_host c copies L0 L1 passes < input
 //   input: n, then per base 24 hex u32 limbs (x, y; Montgomery form), then per
 //          scalar 8 hex u32 limbs (Montgomery form, as the prover keeps it),
 //          then "density 0" or "density 1" and ceil(n / 64) hex u64 words
@@ -33,11 +33,12 @@ static void sum_to_jacobian(std::vector<g1_xyzz_t> a, u32 groups, u32 len, std::
 }
 
 int main(int argc, char** argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: msm_host c copies L0 L1 < input\n");
+    if (argc != 6) {
+        fprintf(stderr, "usage: msm_host c copies L0 L1 passes < input\n");
         return 2;
     }
     const u32 c = (u32)atoi(argv[1]), F = (u32)atoi(argv[2]), L0 = (u32)atoi(argv[3]), L1 = (u32)atoi(argv[4]);
+    const u32 P = (u32)atoi(argv[5]) ? (u32)atoi(argv[5]) : 1;
     unsigned n = 0;
     if (scanf("%u", &n) != 1 || n == 0) return 2;
     std::vector<g1_affine_t> bases(n);
@@ -80,24 +81,40 @@ int main(int argc, char** argv) {
     } else {
         table = bases;
     }
-    std::vector<fr_t> canon(n);
-    std::vector<u32> bidx(n), counts(nb, 0), offsets(nb + 1), cursor(nb), one_bases(n), counters(2, 0);
-    // blocks of 64 threads, so that several blocks append to the lists
-    emu_launch_threads(n, 64, [&] {
-        msm_classify(scalars.data(), n, has_density ? density.data() : nullptr, has_density ? prefix.data() : nullptr,
-                     0, canon.data(), bidx.data(), one_bases.data(), counters.data());
-    });
-    emu_launch(n, 256, [&] { msm_count_digits(canon.data(), bidx.data(), n, c, nwin, wset, counts.data()); });
-    offsets[0] = 0;
-    for (u32 k = 0; k < nb; k++) offsets[k + 1] = offsets[k] + counts[k];
-    for (u32 k = 0; k < nb; k++) cursor[k] = offsets[k];
-    const u32 total = offsets[nb];
-    std::vector<u64> entries(total ? total : 1);
-    emu_launch(n, 256, [&] {
-        msm_scatter(canon.data(), bidx.data(), n, c, 0, nwin, wset, F, cursor.data(), entries.data());
-    });
+    // Passes over ranges of multiples of 64 scalars, as msm.rs cuts them: each
+    // classifies its range (appending to the same list of ones), sorts it and
+    // accumulates it; passes after the first into empty buckets, then merged.
+    const u32 per = ((n + P - 1) / P + 63) / 64 * 64;
+    std::vector<u32> bidx(n), counts(nb), offsets(nb + 1), cursor(nb), one_bases(n), counters(2, 0);
     std::vector<g1_xyzz_t> buckets(nb, g1_xyzz_t::inf());
-    emu_accumulate(table.data(), entries.data(), offsets.data(), nb, total, L0, L1, buckets.data());
+    for (u32 lo = 0; lo < n; lo += per) {
+        const u32 m = n - lo < per ? n - lo : per;
+        std::vector<fr_t> canon(m);
+        u32* bidx_pass = bidx.data() + lo;
+        // blocks of 64 threads, so that several blocks append to the lists
+        emu_launch_threads(m, 64, [&] {
+            msm_classify(scalars.data() + lo, m, has_density ? density.data() + lo / 64 : nullptr,
+                         has_density ? prefix.data() + lo / 64 : nullptr, lo, canon.data(), bidx_pass,
+                         one_bases.data(), counters.data());
+        });
+        std::fill(counts.begin(), counts.end(), 0u);
+        emu_launch(m, 256, [&] { msm_count_digits(canon.data(), bidx_pass, m, c, nwin, wset, counts.data()); });
+        offsets[0] = 0;
+        for (u32 k = 0; k < nb; k++) offsets[k + 1] = offsets[k] + counts[k];
+        for (u32 k = 0; k < nb; k++) cursor[k] = offsets[k];
+        const u32 total = offsets[nb];
+        std::vector<u64> entries(total ? total : 1);
+        emu_launch(m, 256, [&] {
+            msm_scatter(canon.data(), bidx_pass, m, c, 0, nwin, wset, F, cursor.data(), entries.data());
+        });
+        if (lo == 0) {
+            emu_accumulate(table.data(), entries.data(), offsets.data(), nb, total, L0, L1, buckets.data());
+        } else {
+            std::vector<g1_xyzz_t> pass_buckets(nb, g1_xyzz_t::inf());
+            emu_accumulate(table.data(), entries.data(), offsets.data(), nb, total, L0, L1, pass_buckets.data());
+            emu_launch(nb, 128, [&] { msm_bucket_merge_impl(buckets.data(), pass_buckets.data(), nb); });
+        }
+    }
     const u32 seg = K < 32 ? K : 32, nseg = K / seg;
     std::vector<g1_xyzz_t> segs((size_t)wset * nseg);
     emu_launch(wset * nseg, 64, [&] { msm_bucket_reduce_impl(buckets.data(), K, wset, seg, segs.data()); });
