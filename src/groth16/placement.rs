@@ -255,13 +255,14 @@ fn plan(
         params.a.len(),
         params.b_g1.len(),
     ];
-    let resident = |copies: u32| -> usize {
+    let resident_with = |copies: u32, g2_copies: u32| -> usize {
         g1_lens
             .iter()
             .map(|&n| backend.resident_bytes(Group::G1, n, copies))
             .sum::<usize>()
-            + backend.resident_bytes(Group::G2, params.b_g2.len(), 1)
+            + backend.resident_bytes(Group::G2, params.b_g2.len(), g2_copies)
     };
+    let resident = |copies: u32| resident_with(copies, 1);
     let Some((free, total)) = backend.memory() else {
         // No device memory to plan (the CPU; wgpu, which does not report it).
         return Ok(Plan {
@@ -279,6 +280,16 @@ fn plan(
         TablePolicy::MaxCopies(k) => k.min(backend.max_table_copies()),
     };
     if copies > 1 {
+        // B_G2's table too where it fits: a G2 addition costs about three G1
+        // ones, so the copies' fewer windows save the most there.
+        let bytes = resident_with(copies, copies);
+        if bytes + working <= room {
+            return Ok(Plan {
+                g1: Placement::Resident { max_copies: copies },
+                g2: Placement::Resident { max_copies: copies },
+                bytes,
+            });
+        }
         let bytes = resident(copies);
         if bytes + working <= room {
             return Ok(Plan {
@@ -369,4 +380,103 @@ pub fn place(
         );
     }
     Ok((prepared, plan.bytes.max(grown)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{BasesRef, DeviceBases, HostBases, MsmInput, Sums};
+
+    /// A device that reports `total` bytes, all free, and keeps tables of up
+    /// to eight copies: only the placement's arithmetic is exercised.
+    struct Sized {
+        total: usize,
+    }
+
+    impl Backend for Sized {
+        fn name(&self) -> &'static str {
+            "sized"
+        }
+        fn device(&self) -> String {
+            format!("{} bytes", self.total)
+        }
+        fn has_device(&self) -> bool {
+            true
+        }
+        fn max_table_copies(&self) -> u32 {
+            8
+        }
+        fn resident_bytes(&self, group: Group, len: usize, max_copies: u32) -> usize {
+            let point = match group {
+                Group::G1 => 96,
+                Group::G2 => 192,
+            };
+            len * point * max_copies as usize
+        }
+        fn msm_scratch_bytes(&self, _len: usize) -> usize {
+            0
+        }
+        fn memory(&self) -> Option<(usize, usize)> {
+            Some((self.total, self.total))
+        }
+        fn prepare(&self, _: &HostBases, _: Placement) -> Result<DeviceBases> {
+            Ok(None)
+        }
+        fn ntt(&self, _: &mut [Scalar], _: bool) -> Result<()> {
+            unreachable!("placement runs no NTT")
+        }
+        fn compute_h(
+            &self,
+            _: &mut Vec<Scalar>,
+            _: &mut Vec<Scalar>,
+            _: &mut Vec<Scalar>,
+        ) -> Result<()> {
+            unreachable!("placement computes no H")
+        }
+        fn msm_sums(&self, _: BasesRef<'_>, _: &[MsmInput<'_>]) -> Result<Sums> {
+            unreachable!("placement runs no MSM")
+        }
+    }
+
+    #[test]
+    fn b_g2_gets_a_table_where_every_table_fits_and_plain_bases_otherwise() {
+        let params = crate::groth16::generate_random_parameters(
+            crate::circuits::CircuitSpec::Chain { log_rows: 6 }.blank(),
+            &mut <rand_chacha::ChaCha8Rng as rand_core::SeedableRng>::seed_from_u64(1),
+            None,
+        )
+        .unwrap();
+        let g1: usize = [
+            params.h.len(),
+            params.l.len(),
+            params.a.len(),
+            params.b_g1.len(),
+        ]
+        .iter()
+        .map(|n| n * 96)
+        .sum();
+        let g2 = params.b_g2.len() * 192;
+        let working = 6 * (params.h.len() + 1) * std::mem::size_of::<Scalar>();
+        let config = PlacementConfig {
+            device_memory_fraction: 1.0,
+            ..PlacementConfig::default()
+        };
+        let placed = |total: usize| {
+            let p = plan(&Sized { total }, &params, &config, 0).unwrap();
+            (p.g1, p.g2, p.bytes)
+        };
+        let table = Placement::Resident { max_copies: 8 };
+        assert_eq!(
+            placed(8 * (g1 + g2) + working),
+            (table, table, 8 * (g1 + g2))
+        );
+        assert_eq!(
+            placed(8 * (g1 + g2) + working - 1),
+            (table, Placement::PLAIN, 8 * g1 + g2)
+        );
+        assert_eq!(
+            placed(8 * g1 + g2 + working - 1),
+            (Placement::PLAIN, Placement::PLAIN, g1 + g2)
+        );
+    }
 }

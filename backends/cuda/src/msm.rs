@@ -151,9 +151,8 @@ impl CudaDevice {
         // comes from the plan for every included scalar; a single pass plans
         // again from the general scalars once they are classified.
         let on_device = matches!(scalars, Scalars::Device { .. });
-        let choose = |terms: usize| {
-            WindowPlan::choose(terms, table.copies, table.c, options.window_bits())
-        };
+        let choose =
+            |terms: usize| WindowPlan::choose(terms, table.copies, table.c, options.window_bits());
         let included = effective_terms(n, density);
         let first_plan = choose(included);
         let passes = if table.overlap_upload && !on_device {
