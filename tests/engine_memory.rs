@@ -93,13 +93,27 @@ fn soak_then_overload() {
         .unwrap();
     assert_eq!(proofs.len(), 12);
     let summary = engine.shutdown();
+    let waited = summary
+        .budget_use_while_waiting
+        .expect("32 workers on a budget for three circuits: circuits waited for memory");
     eprintln!(
-        "overload: baseline {} MiB, budget {} MiB, peak {} MiB",
+        "overload: baseline {} MiB, budget {} MiB, peak {} MiB; while circuits waited ({:.2} s): resident p50 {:.0}%, committed p50 {:.0}% of the budget",
         baseline / MIB,
         budget / MIB,
-        summary.peak_resident_bytes / MIB
+        summary.peak_resident_bytes / MIB,
+        waited.waiting_s,
+        100.0 * waited.resident_p50,
+        100.0 * waited.committed_p50,
     );
     assert!(summary.peak_resident_bytes <= budget + MARGIN);
+    assert!(waited.waiting_s > 0.0);
+    // A circuit waits only where the next one's estimate (about a sixth of the
+    // budget here) would cross the budget: most of it is committed meanwhile.
+    assert!(
+        waited.committed_p50 > 0.6 && waited.committed_p50 <= 1.0 + MARGIN as f64 / budget as f64,
+        "committed p50 {} of the budget while circuits waited",
+        waited.committed_p50
+    );
 
     // Memory held before the engine starts (parameters, a recorded shape) leaves
     // room for fewer circuits: a burst of 32 workers at start, before any

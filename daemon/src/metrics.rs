@@ -62,7 +62,7 @@ impl Metrics {
         let memory = GaugeVec::new(
             Opts::new(
                 "crossgroth_memory_bytes",
-                "Memory: budget, charged (to jobs in flight), resident (sampled anonymous memory)",
+                "Memory: budget, charged (to jobs in flight), committed (what admission counts against the budget), resident (sampled anonymous memory)",
             ),
             &["what"],
         )
@@ -155,6 +155,9 @@ impl Metrics {
             .with_label_values(&["charged"])
             .set(s.charged as f64);
         self.memory
+            .with_label_values(&["committed"])
+            .set(s.committed as f64);
+        self.memory
             .with_label_values(&["resident"])
             .set(s.resident as f64);
         self.srs_bytes.set(s.srs_bytes as f64);
@@ -185,6 +188,8 @@ impl Default for Metrics {
 pub struct Sample {
     pub budget: usize,
     pub charged: usize,
+    /// What admission counts against the budget (see `MemoryState::committed`).
+    pub committed: usize,
     pub resident: usize,
     pub srs_bytes: usize,
     pub srs_reread: u64,

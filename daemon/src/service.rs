@@ -180,7 +180,7 @@ impl Daemon {
                 .load(std::sync::atomic::Ordering::Relaxed),
             total_proofs_failed: self.jobs.failed.load(std::sync::atomic::Ordering::Relaxed),
             uptime_seconds: self.started.elapsed().as_secs(),
-            pinned_memory_bytes: engine.memory.resident.max(engine.memory.charged) as u64,
+            pinned_memory_bytes: engine.memory.committed() as u64,
             pinned_memory_limit_bytes: engine.memory_budget as u64,
         }
     }
@@ -192,6 +192,7 @@ impl Daemon {
         self.metrics.sample(&Sample {
             budget: engine.memory_budget,
             charged: engine.memory.charged,
+            committed: engine.memory.committed(),
             resident: engine.memory.resident,
             srs_bytes: prover.params().loaded().values().sum(),
             srs_reread: prover.reread_after_release(),

@@ -101,10 +101,12 @@ async fn every_rpc_over_loopback() {
         "{m}"
     );
     assert!(m.contains("crossgroth_proof_stage_seconds_bucket"), "{m}");
-    assert!(
-        m.contains(r#"crossgroth_memory_bytes{what="budget"}"#),
-        "{m}"
-    );
+    for what in ["budget", "charged", "committed", "resident"] {
+        assert!(
+            m.contains(&format!(r#"crossgroth_memory_bytes{{what="{what}"}}"#)),
+            "{what}: {m}"
+        );
+    }
 
     let ev = c
         .evict_srs(pb::EvictSrsRequest {

@@ -35,6 +35,17 @@ pub struct MemoryState {
     /// circuits: one a device at a time, so reserved once a device rather
     /// than charged to every circuit for its whole life.
     pub device_reserve: usize,
+    /// True while the next circuit waits for memory (the budget refused it).
+    pub waiting: bool,
+}
+
+impl MemoryState {
+    /// What the budget counts as in use: the larger of what is resident and
+    /// what the process held without jobs plus every charge and the reserve.
+    pub fn committed(&self) -> usize {
+        self.resident
+            .max(self.baseline + self.charged + self.device_reserve)
+    }
 }
 
 /// The admission rule, separate from locking so that it can be tested alone.
@@ -75,29 +86,68 @@ impl Budget {
             state.paused = true;
             return false;
         }
-        let committed = state
-            .resident
-            .max(state.baseline + state.charged + state.device_reserve);
-        committed + bytes <= self.limit
+        state.committed() + bytes <= self.limit
     }
 }
 
-/// Resident memory sampled over time, for the run summary and the plot.
+/// Resident memory sampled over time, for the run summary and the plot, and
+/// what was in use while a circuit waited for memory: how fully the budget is
+/// used when it is what holds work back.
 #[derive(Default)]
 pub struct ResidentSamples {
     pub start: Option<Instant>,
     pub samples: Vec<(f64, usize)>,
+    /// (seconds since the previous sample, resident, committed) of the
+    /// samples taken while a circuit waited for memory.
+    pub waits: Vec<(f64, usize, usize)>,
 }
 
 impl ResidentSamples {
-    pub fn record(&mut self, bytes: usize) {
+    /// Records a sample of `resident` bytes; `waiting` holds what the budget
+    /// counted as committed when a circuit was waiting for memory.
+    pub fn record(&mut self, resident: usize, waiting: Option<usize>) {
         let start = *self.start.get_or_insert_with(Instant::now);
-        self.samples.push((start.elapsed().as_secs_f64(), bytes));
+        let now = start.elapsed().as_secs_f64();
+        let since = self.samples.last().map_or(0.0, |s| now - s.0);
+        self.samples.push((now, resident));
+        if let Some(committed) = waiting {
+            self.waits.push((since, resident, committed));
+        }
     }
 
     pub fn peak(&self) -> usize {
         self.samples.iter().map(|s| s.1).max().unwrap_or(0)
     }
+
+    /// Resident and committed memory as fractions of `limit` while circuits
+    /// waited for memory; None if none waited.
+    pub fn budget_use_while_waiting(&self, limit: usize) -> Option<BudgetUse> {
+        if self.waits.is_empty() || limit == 0 {
+            return None;
+        }
+        let median = |pick: fn(&(f64, usize, usize)) -> usize| {
+            let mut v: Vec<usize> = self.waits.iter().map(pick).collect();
+            v.sort_unstable();
+            v[v.len() / 2] as f64 / limit as f64
+        };
+        Some(BudgetUse {
+            waiting_s: self.waits.iter().map(|w| w.0).sum(),
+            resident_p50: median(|w| w.1),
+            committed_p50: median(|w| w.2),
+        })
+    }
+}
+
+/// How much of the budget was in use while circuits waited for memory.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct BudgetUse {
+    /// Seconds during which a circuit waited for memory.
+    pub waiting_s: f64,
+    /// Median resident memory meanwhile, as a fraction of the budget.
+    pub resident_p50: f64,
+    /// Median committed memory meanwhile (what admission counts), as a
+    /// fraction of the budget.
+    pub committed_p50: f64,
 }
 
 pub const SAMPLE_EVERY: Duration = Duration::from_millis(20);

@@ -26,7 +26,7 @@ mod workers;
 
 pub use handle::JobHandle;
 pub use job::{Job, Priority, Synthesizer};
-pub use memory::{resident_anon_bytes, Budget, MemoryState};
+pub use memory::{resident_anon_bytes, Budget, BudgetUse, MemoryState};
 pub use stats::{DeviceSummary, JobStages, RunSummary, StageSummary};
 
 use std::collections::{BinaryHeap, HashMap};
@@ -413,6 +413,7 @@ impl Engine {
         self.shared.stats.lock().unwrap().summary(
             resident.peak(),
             self.shared.config.memory_budget,
+            resident.budget_use_while_waiting(self.shared.config.memory_budget),
             resident.samples.clone(),
             devices,
         )

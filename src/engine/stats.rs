@@ -6,6 +6,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use super::memory::BudgetUse;
+
 /// Seconds one job spent in each engine stage ("queue_synthesis", "synthesis",
 /// "queue_device", "g1_side", "b_g2", "assemble", "verify"), summed over its circuits.
 #[derive(Debug, Default)]
@@ -96,6 +98,9 @@ pub struct RunSummary {
     pub steady_proofs_per_s: f64,
     pub peak_resident_bytes: usize,
     pub memory_budget_bytes: usize,
+    /// How much of the budget was in use while circuits waited for memory;
+    /// None if none waited.
+    pub budget_use_while_waiting: Option<BudgetUse>,
     pub stages: BTreeMap<String, StageSummary>,
     pub devices: Vec<DeviceSummary>,
     /// (seconds since start, anonymous resident bytes) samples.
@@ -173,6 +178,7 @@ impl Stats {
         &self,
         peak: usize,
         budget: usize,
+        budget_use_while_waiting: Option<BudgetUse>,
         resident: Vec<(f64, usize)>,
         devices: Vec<(String, String)>,
     ) -> RunSummary {
@@ -205,6 +211,7 @@ impl Stats {
             steady_proofs_per_s: self.steady_throughput(),
             peak_resident_bytes: peak,
             memory_budget_bytes: budget,
+            budget_use_while_waiting,
             stages,
             devices: devices
                 .into_iter()

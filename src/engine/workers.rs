@@ -34,6 +34,7 @@ fn admit(s: &Arc<Shared>) -> Option<(SynthTask, Arc<Charge>, usize)> {
         while adm.queue.peek().is_some_and(|t| t.job.is_cancelled()) {
             adm.queue.pop();
         }
+        adm.mem.waiting = false;
         if let Some(head) = adm.queue.peek() {
             let estimate = adm.estimate(&head.job, &s.backends);
             let budget = adm.budget;
@@ -45,7 +46,9 @@ fn admit(s: &Arc<Shared>) -> Option<(SynthTask, Arc<Charge>, usize)> {
                     adm.mem.baseline = r;
                 }
             }
-            if budget.admits(&mut adm.mem, estimate) {
+            let admitted = budget.admits(&mut adm.mem, estimate);
+            adm.mem.waiting = !admitted;
+            if admitted {
                 let task = adm.queue.pop().unwrap();
                 adm.mem.charged += estimate;
                 adm.mem.units_in_flight += 1;
@@ -509,8 +512,12 @@ pub(crate) fn dealloc(s: Arc<Shared>, rx: Receiver<Disposal>) {
 pub(crate) fn sample(s: Arc<Shared>) {
     while !s.stop.load(Ordering::Acquire) {
         let r = resident_anon_bytes().unwrap_or(0);
-        s.resident.lock().unwrap().record(r);
-        s.admission.lock().unwrap().mem.resident = r;
+        let waiting = {
+            let mut adm = s.admission.lock().unwrap();
+            adm.mem.resident = r;
+            adm.mem.waiting.then(|| adm.mem.committed())
+        };
+        s.resident.lock().unwrap().record(r, waiting);
         s.admission_cv.notify_all();
         std::thread::sleep(SAMPLE_EVERY);
     }

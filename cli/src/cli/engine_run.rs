@@ -263,6 +263,14 @@ pub(super) fn print_summary(s: &RunSummary) {
         bytesize::ByteSize(s.peak_resident_bytes as u64),
         bytesize::ByteSize(s.memory_budget_bytes as u64)
     );
+    if let Some(u) = &s.budget_use_while_waiting {
+        println!(
+            "while circuits waited for memory ({:.1} s): resident p50 {:.0}% of the budget, committed p50 {:.0}%",
+            u.waiting_s,
+            100.0 * u.resident_p50,
+            100.0 * u.committed_p50
+        );
+    }
     println!(
         "{:16} {:>7} {:>10} {:>10} {:>10}",
         "stage", "count", "p50 ms", "p99 ms", "total s"

@@ -207,6 +207,7 @@ mod tests {
             steady_proofs_per_s: 1.6,
             peak_resident_bytes: 100 << 20,
             memory_budget_bytes: budget,
+            budget_use_while_waiting: None,
             stages: BTreeMap::new(),
             devices: vec![],
             resident: (0..100)
