@@ -198,15 +198,25 @@ impl SimulatedDevice {
 
 /// A digest of values (a cache key).
 fn digest(parts: &[&[Scalar]], extra: &[usize]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    // The limbs as stored (Montgomery form, one per value), folded by
+    // multiply-and-rotate: converting every scalar to bytes, or SipHash over
+    // them, would cost the device worker a good part of the device time it
+    // models. A collision would replay a wrong result, which the engine's
+    // verification of every proof reports.
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut acc = 0u64;
+    let mut fold = |w: u64| acc = (acc.rotate_left(5) ^ w).wrapping_mul(K);
     for p in parts {
-        p.len().hash(&mut h);
-        for v in p.iter() {
-            v.to_bytes_le().hash(&mut h);
+        fold(p.len() as u64);
+        // SAFETY: Scalar is repr(transparent) over blst_fr.
+        let words =
+            unsafe { std::slice::from_raw_parts(p.as_ptr() as *const blst::blst_fr, p.len()) };
+        for v in words {
+            v.l.iter().for_each(|&w| fold(w));
         }
     }
-    extra.hash(&mut h);
-    h.finish()
+    extra.iter().for_each(|&e| fold(e as u64));
+    acc
 }
 
 impl Backend for SimulatedDevice {
@@ -215,6 +225,12 @@ impl Backend for SimulatedDevice {
     }
     fn device(&self) -> String {
         format!("simulated device {}, {:?} per proof", self.id, self.g1_time)
+    }
+    /// A device beside the host's cores, as the one it models: B_G2 runs
+    /// where a GPU's would (replayed on the device, or on the CPU for
+    /// Filecoin-like scalars), not beside the G1 MSMs as on the cpu backend.
+    fn has_device(&self) -> bool {
+        true
     }
     fn memory(&self) -> Option<(usize, usize)> {
         let used = self.in_use.load(Ordering::Acquire);
