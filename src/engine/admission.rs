@@ -23,30 +23,38 @@ pub(super) struct Admission {
 }
 
 impl Admission {
-    /// Bytes one circuit of `job` is expected to need: calibrated from measured
-    /// runs once there are some, else its witness for a witness-only job, else
-    /// estimated from the parameters' shape.
-    pub(super) fn estimate(&self, job: &JobState, backends: &[Arc<dyn Backend>]) -> usize {
+    /// Bytes one circuit of `job` is expected to hold from its synthesis until
+    /// the device takes it: calibrated from measured runs once there are some,
+    /// else its witness for a witness-only job, else estimated from the
+    /// parameters' shape. What its H computation adds is in the device reserve.
+    pub(super) fn estimate(&self, job: &JobState) -> usize {
         let key = (
             Arc::as_ptr(&job.params) as usize,
             job.witness_bytes.is_some(),
         );
-        self.estimates
-            .get(&key)
-            .copied()
-            .unwrap_or_else(|| match job.witness_bytes {
-                Some(bytes) => bytes,
-                None => {
-                    initial_estimate(&job.params) + h_host_bytes(backends, job.params.h.len() + 1)
-                }
-            })
+        self.estimates.get(&key).copied().unwrap_or_else(|| {
+            job.witness_bytes
+                .unwrap_or_else(|| initial_estimate(&job.params))
+        })
     }
 }
 
-/// Host bytes kept for the H vectors `backends` hand back for witness-only
-/// circuits of `rows` constraints: one H (m − 1 coefficients) a device.
-pub(super) fn h_reserve_bytes(backends: &[Arc<dyn Backend>], rows: usize) -> usize {
-    rows.max(1).next_power_of_two() * std::mem::size_of::<crate::Scalar>() * backends.len()
+/// Host bytes the devices' H computations may add at once, for circuits of
+/// `rows` constraints: each device works on one circuit at a time, so this
+/// is reserved once a device rather than charged to every circuit waiting
+/// for one. A witness-only circuit's H (m − 1 coefficients) comes back from
+/// the device; a circuit with a, b and c grows them on the host.
+pub(super) fn h_reserve_bytes(
+    backends: &[Arc<dyn Backend>],
+    rows: usize,
+    witness_only: bool,
+) -> usize {
+    let per_device = if witness_only {
+        rows.max(1).next_power_of_two() * std::mem::size_of::<crate::Scalar>()
+    } else {
+        h_host_bytes(backends, rows)
+    };
+    per_device * backends.len()
 }
 
 /// Whether every device computes a, b and c of `shape` from a witness (the
@@ -60,7 +68,7 @@ pub(super) fn abc_on_devices(
 
 /// Host bytes the H computation of a circuit of `rows` constraints adds, on
 /// whichever of `backends` takes it.
-pub(super) fn h_host_bytes(backends: &[Arc<dyn Backend>], rows: usize) -> usize {
+fn h_host_bytes(backends: &[Arc<dyn Backend>], rows: usize) -> usize {
     backends
         .iter()
         .map(|b| b.h_host_bytes(rows))

@@ -233,14 +233,15 @@ impl Engine {
         let (r, s) = job.take_randomness()?;
         let (tx, rx) = oneshot::channel();
         let n = job.units.len();
-        // Witness-only circuits hand their H back through a per-device reserve.
+        // The H computations' host bytes come from a per-device reserve.
         let witness_only = job
             .shape
             .as_ref()
             .filter(|shape| abc_on_devices(&self.shared.backends, shape));
-        let h_reserve = witness_only.map_or(0, |shape| {
-            h_reserve_bytes(&self.shared.backends, shape.num_rows())
-        });
+        let h_reserve = match witness_only {
+            Some(shape) => h_reserve_bytes(&self.shared.backends, shape.num_rows(), true),
+            None => h_reserve_bytes(&self.shared.backends, job.params.h.len() + 1, false),
+        };
         let state = Arc::new(JobState {
             id: job.id.clone(),
             priority: job.priority,
@@ -270,10 +271,7 @@ impl Engine {
                 adm.mem.baseline
             };
             let reserve_growth = h_reserve.saturating_sub(adm.mem.device_reserve);
-            (
-                adm.estimate(&state, &self.shared.backends) + reserve_growth,
-                held,
-            )
+            (adm.estimate(&state) + reserve_growth, held)
         };
         let budget = self.shared.config.memory_budget;
         let counted = if self.shared.config.held_memory_evictable {

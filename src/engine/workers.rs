@@ -36,7 +36,7 @@ fn admit(s: &Arc<Shared>) -> Option<(SynthTask, Arc<Charge>, usize)> {
         }
         adm.mem.waiting = false;
         if let Some(head) = adm.queue.peek() {
-            let estimate = adm.estimate(&head.job, &s.backends);
+            let estimate = adm.estimate(&head.job);
             let budget = adm.budget;
             // Read now rather than from the sampler: at start there is no sample
             // yet, and the first units of a burst must see what is already held.
@@ -99,19 +99,23 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
                     .fetch_add(actual - estimate, Ordering::AcqRel);
             }
             if let Ok(asg) = &result {
-                // Calibrate: measured vectors plus what the H computation adds,
-                // which for a witness-only circuit is the device reserve's.
-                let transient = if asg.is_witness_only() {
-                    let h = super::admission::h_reserve_bytes(&s.backends, asg.num_rows());
-                    adm.mem.device_reserve = adm.mem.device_reserve.max(h);
-                    0
-                } else {
-                    super::admission::h_host_bytes(&s.backends, asg.num_rows())
-                };
+                // Calibrate by the measured vectors; what the H computation
+                // adds is the device reserve's.
+                let h = super::admission::h_reserve_bytes(
+                    &s.backends,
+                    asg.num_rows(),
+                    asg.is_witness_only(),
+                );
+                adm.mem.device_reserve = adm.mem.device_reserve.max(h);
                 let key = (Arc::as_ptr(&job.params) as usize, asg.is_witness_only());
                 let e = adm.estimates.entry(key).or_insert(0);
-                *e = (*e).max(actual + transient);
+                *e = (*e).max(actual);
             }
+        }
+        // The charge is what the circuit holds until a device takes it: an
+        // estimate above that is given back now, not when the circuit ends.
+        if actual < estimate {
+            charge.credit(estimate - actual);
         }
         s.admission_cv.notify_all();
         let asg = match result {
@@ -261,12 +265,19 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
         let began = Instant::now();
         let backend = s.backends[d].as_ref();
         s.on_device.lock().unwrap()[d] = Some(job.id.clone());
-        // H of a witness-only circuit lives in the device reserve, not in its charge.
-        let in_reserve = asg.is_witness_only() && matrices.is_some();
+        // What the H computation adds lives in the device reserve: a, b and c
+        // give back no more than their charge (a witness-only circuit's H,
+        // made on the device, none).
+        let mut in_charge = if asg.is_witness_only() && matrices.is_some() {
+            0
+        } else {
+            [&asg.a, &asg.b, &asg.c].into_iter().map(scalar_bytes).sum()
+        };
         let result = steps::g1_side(backend, &prepared, &mut asg, pending, &mut |v: Vec<
             Scalar,
         >| {
-            let bytes = if in_reserve { 0 } else { scalar_bytes(&v) };
+            let bytes = scalar_bytes(&v).min(in_charge);
+            in_charge -= bytes;
             s.dispose(v, bytes, &charge)
         });
         s.on_device.lock().unwrap()[d] = None;
