@@ -57,7 +57,8 @@
 #endif
 
 #define MSM_NONE 0xffffffffu
-#define MSM_ONE_FLAG 0x80000000u
+// an entry's base index with this bit set adds the negated base (digit < 0)
+#define MSM_NEG_FLAG 0x80000000u
 
 __device__ __forceinline__ u32 fr_limb(const fr_t& s, int idx) {
     u32 r = 0;
@@ -194,7 +195,7 @@ extern "C" __global__ void msm_scatter(const fr_t* __restrict__ canon, const u32
             u32 key = set * K + (u32)(d < 0 ? -d : d) - 1;
             u32 pos = atomicAdd(&cursor[key], 1u);
             // one 8-byte write: bucket key above, base index | negate flag below
-            entries[pos] = ((u64)key << 32) | (u64)(point | (d < 0 ? MSM_ONE_FLAG : 0u));
+            entries[pos] = ((u64)key << 32) | (u64)(point | (d < 0 ? MSM_NEG_FLAG : 0u));
         }
         if (++set == wset) {
             set = 0;
@@ -355,8 +356,8 @@ __device__ __forceinline__ void msm_accumulate_impl(const A* __restrict__ bases,
             acc = X::inf();
         }
         u32 v = (u32)ent;
-        A p = load16(bases + (v & 0x7fffffffu));
-        if (v & 0x80000000u) p.y = p.y.neg();
+        A p = load16(bases + (v & ~MSM_NEG_FLAG));
+        if (v & MSM_NEG_FLAG) p.y = p.y.neg();
         acc.add_affine(p);
     }
     if (run_start == start && !final_level) store16(heads + t, acc);
