@@ -279,34 +279,29 @@ fn plan(
         TablePolicy::Auto => backend.max_table_copies(),
         TablePolicy::MaxCopies(k) => k.min(backend.max_table_copies()),
     };
+    // Tables for every set first (a G2 addition costs about three G1 ones, so
+    // B_G2's copies save the most), then for the G1 sets alone, then plain
+    // bases: the first that fits.
+    let mut candidates = vec![];
     if copies > 1 {
-        // B_G2's table too where it fits: a G2 addition costs about three G1
-        // ones, so the copies' fewer windows save the most there.
-        let bytes = resident_with(copies, copies);
+        candidates.extend([(copies, copies), (copies, 1)]);
+    }
+    candidates.push((1, 1));
+    for (g1_copies, g2_copies) in candidates {
+        let bytes = resident_with(g1_copies, g2_copies);
         if bytes + working <= room {
             return Ok(Plan {
-                g1: Placement::Resident { max_copies: copies },
-                g2: Placement::Resident { max_copies: copies },
-                bytes,
-            });
-        }
-        let bytes = resident(copies);
-        if bytes + working <= room {
-            return Ok(Plan {
-                g1: Placement::Resident { max_copies: copies },
-                g2: Placement::PLAIN,
+                g1: Placement::Resident {
+                    max_copies: g1_copies,
+                },
+                g2: Placement::Resident {
+                    max_copies: g2_copies,
+                },
                 bytes,
             });
         }
     }
     let plain = resident(1);
-    if plain + working <= room {
-        return Ok(Plan {
-            g1: Placement::PLAIN,
-            g2: Placement::PLAIN,
-            bytes: plain,
-        });
-    }
     if backend.streams_bases() && working <= room {
         log::info!(
             "{}: {} of bases over the device's room of {}: streaming them from host memory",
