@@ -613,7 +613,7 @@ fn witness_only_jobs_are_charged_their_witness_from_the_first_circuit() {
         .with_matrices(1 << 20)
         .shared();
     let config = EngineConfig {
-        held_memory_evictable: true,
+        evict_idle_sets_after: Some(Duration::from_secs(60)),
         ..config(budget)
     };
     let engine = Engine::start(config.clone(), vec![device]).unwrap();

@@ -23,6 +23,43 @@ pub struct Decoded {
     /// which (PoRep's may leave it to the C1 output).
     pub circuit: Option<Circuit>,
     pub request: Request,
+    /// What decides the proof (every field but the request id and priority):
+    /// with the request id, what names a job (see `inputs_digest`).
+    pub digest: InputsDigest,
+}
+
+/// SHA-256 of the fields of a request that decide its proof.
+pub type InputsDigest = [u8; 32];
+
+/// The digest of every field of `req` that decides its proof: the kind, sizes,
+/// registered proof, vanilla proofs, sector, miner, randomness, partition and
+/// commitments. Not the request id (the caller's label) nor the priority (when,
+/// not what). Each field is hashed with its tag and length, so no two requests
+/// that differ in a field share a digest by moving bytes across fields.
+pub fn inputs_digest(req: &pb::SubmitProofRequest) -> InputsDigest {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let mut field = |tag: u8, bytes: &[u8]| {
+        h.update([tag]);
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    field(2, &req.proof_kind.to_le_bytes());
+    field(3, &req.sector_size.to_le_bytes());
+    field(4, &req.registered_proof.to_le_bytes());
+    field(10, &req.vanilla_proof);
+    field(11, &(req.vanilla_proofs.len() as u64).to_le_bytes());
+    for v in &req.vanilla_proofs {
+        field(11, v);
+    }
+    field(20, &req.sector_number.to_le_bytes());
+    field(21, &req.miner_id.to_le_bytes());
+    field(22, &req.randomness);
+    field(23, &req.partition_index.to_le_bytes());
+    field(30, &req.comm_r_old);
+    field(31, &req.comm_r_new);
+    field(32, &req.comm_d_new);
+    h.finalize().into()
 }
 
 /// A parameter set by kind and sector size.
@@ -140,6 +177,7 @@ pub fn proto_kind(kind: ProofKind) -> pb::ProofKind {
 /// Checks a request and builds the prover's. Takes the message, so that its
 /// (possibly large) vanilla proofs move instead of being copied.
 pub fn decode(req: pb::SubmitProofRequest) -> Result<Decoded, String> {
+    let digest = inputs_digest(&req);
     if req.request_id.len() > MAX_REQUEST_ID {
         return Err(format!(
             "request_id is {} bytes: at most {MAX_REQUEST_ID}",
@@ -274,6 +312,7 @@ pub fn decode(req: pb::SubmitProofRequest) -> Result<Decoded, String> {
         priority,
         circuit: Some(Circuit { kind, sector_size }),
         request,
+        digest,
     })
 }
 

@@ -1,10 +1,15 @@
 //! The job table: one entry a proof request, found by job id and by the caller's
-//! `request_id` (an idempotency key), queued by priority in a bounded queue and
-//! handed to the prover a few at a time (CRITICAL at once), then kept finished for
-//! a while so that a late AwaitProof or a resubmission finds the result.
+//! `request_id` together with a digest of the request's inputs, queued by
+//! priority in a bounded queue and handed to the prover a few at a time (CRITICAL
+//! at once), then kept finished for a while so that a late AwaitProof or a
+//! resubmission finds the result.
 //!
-//! A request whose job failed or was cancelled starts a new job when it comes
-//! again: Curio retries with the same id, and a retry must be able to succeed.
+//! A request id alone does not name a job: Curio reuses a WindowPoSt id for a
+//! retry without a faulty sector, and a PoRep id after a re-run C1. The same id
+//! with the same inputs is the same job (one proof, however often it is asked
+//! for); the same id with other inputs is a new job that proves them. A request
+//! whose job failed or was cancelled starts a new job when it comes again, so
+//! that a retry can succeed.
 //!
 //! The table lives in memory only. A restarted daemon knows none of its
 //! predecessor's jobs: a request_id the old process completed is proved again as
@@ -22,7 +27,7 @@ use crossgroth::engine::Priority;
 use crossgroth_filecoin::{CircuitParams, FilecoinProver, ProofKind, Request};
 use tokio::sync::watch;
 
-use crate::decode::{Circuit, Decoded};
+use crate::decode::{Circuit, Decoded, InputsDigest};
 use crate::metrics::Metrics;
 
 /// Where a job is.
@@ -77,6 +82,8 @@ pub struct Finished {
 pub struct Job {
     pub id: String,
     pub request_id: String,
+    /// What the request asks to prove (decode::inputs_digest).
+    pub digest: InputsDigest,
     pub kind: ProofKind,
     pub priority: Priority,
     pub circuit: Option<Circuit>,
@@ -118,8 +125,6 @@ pub enum Refused {
     Full(String),
     /// The daemon is shutting down (UNAVAILABLE).
     Draining,
-    /// The request id names a job of another kind (INVALID_ARGUMENT).
-    Conflict(String),
     /// No new job can be proved here, for the reason given (UNAVAILABLE).
     Unavailable(String),
 }
@@ -162,7 +167,8 @@ impl Ord for Queued {
 #[derive(Default)]
 struct Table {
     jobs: HashMap<String, Arc<Job>>,
-    by_request: HashMap<String, String>,
+    /// (request_id, inputs digest) → job id.
+    by_request: HashMap<(String, InputsDigest), String>,
     queue: BinaryHeap<Queued>,
     running: usize,
     /// Of `running`, CRITICAL jobs.
@@ -170,7 +176,6 @@ struct Table {
     finished: VecDeque<String>,
     seq: u64,
     draining: bool,
-    last_used: HashMap<Circuit, Instant>,
 }
 
 /// Counts for GetStatus and the metrics.
@@ -228,31 +233,36 @@ impl Jobs {
         if t.draining {
             return Err(Refused::Draining);
         }
+        let key = (request_id.clone(), decoded.digest);
         if !request_id.is_empty() {
-            let existing = t.by_request.get(&request_id).and_then(|id| t.jobs.get(id));
+            let existing = t.by_request.get(&key).and_then(|id| t.jobs.get(id));
             if let Some(job) = existing {
                 let reusable = match job.phase() {
                     Phase::Done(f) => matches!(f.outcome, Outcome::Completed(_)),
                     _ => true,
                 };
                 if reusable {
-                    if job.kind != decoded.kind {
-                        return Err(Refused::Conflict(format!(
-                            "request_id {:?} names a {} job, not a {} one",
-                            crate::decode::abbreviate(&request_id),
-                            crate::decode::queue_name(job.kind),
-                            crate::decode::queue_name(decoded.kind)
-                        )));
-                    }
                     let job = job.clone();
                     let pos = position(&t, &job);
                     log::info!(
-                        "job={} request_id={:?} resubmitted: the same job",
+                        "job={} request_id={:?} resubmitted with the same inputs: the same job",
                         job.id,
                         request_id
                     );
                     return Ok((job, pos));
                 }
+            }
+            let other = t
+                .jobs
+                .values()
+                .filter(|j| j.request_id == request_id && j.digest != decoded.digest)
+                .map(|j| j.id.as_str())
+                .min();
+            if let Some(other) = other {
+                log::info!(
+                    "request_id={:?} comes again with other inputs than job={other}: a new job proves them",
+                    crate::decode::abbreviate(&request_id)
+                );
             }
         }
         if let Some(why) = unavailable {
@@ -283,6 +293,7 @@ impl Jobs {
         let job = Arc::new(Job {
             id: format!("cg-{:x}-{seq}", self.epoch),
             request_id: request_id.clone(),
+            digest: decoded.digest,
             kind: decoded.kind,
             priority: decoded.priority,
             circuit: decoded.circuit,
@@ -294,7 +305,7 @@ impl Jobs {
         });
         t.jobs.insert(job.id.clone(), job.clone());
         if !request_id.is_empty() {
-            t.by_request.insert(request_id, job.id.clone());
+            t.by_request.insert(key, job.id.clone());
         }
         t.queue.push(Queued(job.clone()));
         let pos = position(&t, &job);
@@ -412,16 +423,6 @@ impl Jobs {
         }
     }
 
-    /// When each circuit was last used by a job.
-    pub fn last_used(&self) -> HashMap<Circuit, Instant> {
-        self.table.lock().unwrap().last_used.clone()
-    }
-
-    /// Whether jobs wait in the daemon's queue.
-    pub fn has_queued(&self) -> bool {
-        !self.table.lock().unwrap().queue.is_empty()
-    }
-
     /// filecoin-proofs' parameter set of a circuit (its cache id takes hashing the
     /// public parameters: computed once).
     pub fn circuit_params(&self, c: Circuit) -> Result<CircuitParams, String> {
@@ -458,9 +459,6 @@ impl Jobs {
             t.running += 1;
             if critical {
                 t.running_critical += 1;
-            }
-            if let Some(c) = job.circuit {
-                t.last_used.insert(c, Instant::now());
             }
             job.phase.send_replace(Phase::Running);
             let me = self.clone();
@@ -517,18 +515,12 @@ impl Jobs {
             }
             Ok(Err(_)) if cancelled => Outcome::Cancelled,
             Ok(Err(e)) => Outcome::Failed(e.to_string()),
-            Err(_) => Outcome::Failed(
-                "internal error: the prover panicked on this request (a bug in crossgroth, please report it)"
-                    .into(),
-            ),
+            Err(panic) => Outcome::Failed(panic_reply(job.kind, panic.as_ref())),
         };
         let mut t = self.table.lock().unwrap();
         t.running -= 1;
         if job.priority == Priority::Critical {
             t.running_critical -= 1;
-        }
-        if let Some(c) = job.circuit {
-            t.last_used.insert(c, Instant::now());
         }
         self.finish_locked(&mut t, &job, outcome, times);
         self.pump(&mut t);
@@ -587,8 +579,9 @@ impl Jobs {
             }
             t.finished.pop_front();
             if let Some(j) = t.jobs.remove(&id) {
-                if t.by_request.get(&j.request_id) == Some(&j.id) {
-                    t.by_request.remove(&j.request_id);
+                let key = (j.request_id.clone(), j.digest);
+                if t.by_request.get(&key) == Some(&j.id) {
+                    t.by_request.remove(&key);
                 }
             }
         }
@@ -625,4 +618,23 @@ fn position(t: &Table, job: &Arc<Job>) -> u32 {
     }
     let me = Queued(job.clone());
     t.queue.iter().filter(|q| **q > me).count() as u32
+}
+
+/// The one-line reply to a request that made the prover panic. Every input is
+/// checked before circuits are built, so what still panics is the circuit code
+/// or filecoin-proofs meeting an input they do not expect: the request is
+/// refused as such, with the panic's first line for whoever reads the log.
+fn panic_reply(kind: ProofKind, panic: &(dyn std::any::Any + Send)) -> String {
+    let text = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("no message");
+    let first = text.lines().next().unwrap_or_default().trim();
+    let first: String = first.chars().take(160).collect();
+    format!(
+        "the {} request's inputs (its vanilla proofs or C1 output) are not what its circuit expects: \
+         building or proving it stopped on {first:?}",
+        crate::decode::queue_name(kind)
+    )
 }

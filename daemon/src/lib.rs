@@ -5,10 +5,11 @@
 //! - `config`: the TOML file (cuzk's sections and names) and its typed form.
 //! - `decode`: a SubmitProofRequest checked and turned into a Filecoin request,
 //!   with its kind, priority and parameter set (cuzk's circuit ids).
-//! - `jobs`: the job table: idempotent request ids, a bounded priority queue,
-//!   cancellation, finished results kept for a while.
+//! - `jobs`: the job table: jobs named by request id and a digest of their
+//!   inputs, a bounded priority queue, cancellation, finished results kept for
+//!   a while.
 //! - `service`: the eight RPCs; `metrics`: the Prometheus registry.
-//! - `server`: listening, the HTTP status page, parameter eviction, shutdown.
+//! - `server`: listening, the HTTP status page, shutdown.
 //! - `client`: connecting to a daemon by the same address syntax.
 
 pub mod client;

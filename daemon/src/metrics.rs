@@ -21,6 +21,8 @@ pub struct Metrics {
     memory: GaugeVec,
     srs_bytes: Gauge,
     srs_reread: Gauge,
+    srs_loads: Gauge,
+    srs_evictions: Gauge,
     device_busy: GaugeVec,
     uptime: Gauge,
 }
@@ -74,8 +76,18 @@ impl Metrics {
         .unwrap();
         let srs_reread = Gauge::new(
             "crossgroth_srs_reread_after_release_total",
-            "Jobs proved again on a parameter set read anew: its host copy had been \
-             released (memory.release_host_copies) and no device held it",
+            "Parameter sets read anew after a device fault lost the only copy of their \
+             bases (their host copy had been released: memory.release_host_copies)",
+        )
+        .unwrap();
+        let srs_loads = Gauge::new(
+            "crossgroth_srs_loads_total",
+            "Parameter sets read from their files (one read however many jobs wait for it)",
+        )
+        .unwrap();
+        let srs_evictions = Gauge::new(
+            "crossgroth_srs_evictions_total",
+            "Parameter sets released from host and device memory (requested, idle, or lost)",
         )
         .unwrap();
         let device_busy = GaugeVec::new(
@@ -98,6 +110,8 @@ impl Metrics {
             Box::new(memory.clone()),
             Box::new(srs_bytes.clone()),
             Box::new(srs_reread.clone()),
+            Box::new(srs_loads.clone()),
+            Box::new(srs_evictions.clone()),
             Box::new(device_busy.clone()),
             Box::new(uptime.clone()),
         ] {
@@ -111,6 +125,8 @@ impl Metrics {
             memory,
             srs_bytes,
             srs_reread,
+            srs_loads,
+            srs_evictions,
             device_busy,
             uptime,
         };
@@ -162,6 +178,8 @@ impl Metrics {
             .set(s.resident as f64);
         self.srs_bytes.set(s.srs_bytes as f64);
         self.srs_reread.set(s.srs_reread as f64);
+        self.srs_loads.set(s.srs_loads as f64);
+        self.srs_evictions.set(s.srs_evictions as f64);
         for (i, (name, busy)) in s.devices.iter().enumerate() {
             self.device_busy
                 .with_label_values(&[&i.to_string(), name])
@@ -193,6 +211,8 @@ pub struct Sample {
     pub resident: usize,
     pub srs_bytes: usize,
     pub srs_reread: u64,
+    pub srs_loads: u64,
+    pub srs_evictions: u64,
     /// Per device: its name and busy seconds.
     pub devices: Vec<(String, f64)>,
     pub uptime_s: f64,

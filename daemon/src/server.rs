@@ -1,6 +1,6 @@
 //! Starting and stopping the daemon: the engine and parameter cache, the gRPC
-//! listener (TCP or a unix socket), the optional HTTP status page, the parameter
-//! eviction loop, and the graceful shutdown.
+//! listener (TCP or a unix socket), the optional HTTP status page, and the
+//! graceful shutdown.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -75,8 +75,8 @@ impl Server {
                 0 => defaults.synthesis_workers,
                 n => n,
             },
-            // Idle parameter sets are evicted under pressure (evict_loop).
-            held_memory_evictable: true,
+            // Idle parameter sets are evicted when work waits for memory.
+            evict_idle_sets_after: Some(config.eviction_min_idle),
             placement: PlacementConfig {
                 release_host_copies: config.release_host_copies,
                 ..defaults.placement
@@ -145,12 +145,7 @@ impl Server {
                 (Bound::Unix(path.clone()), task)
             }
         };
-        let mut background = vec![tokio::spawn(evict_loop(
-            daemon.clone(),
-            config.eviction_min_idle,
-            budget,
-            stopped.clone(),
-        ))];
+        let mut background = vec![];
         let mut status_addr = None;
         if let Some(addr) = &config.status_listen {
             let listener = tokio::net::TcpListener::bind(addr)
@@ -271,56 +266,6 @@ fn bind_unix(path: &Path) -> Result<tokio::net::UnixListener> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
         .with_context(|| format!("setting permissions of {}", path.display()))?;
     Ok(listener)
-}
-
-/// Evicts the least recently used idle parameter set while memory is needed.
-async fn evict_loop(
-    daemon: Arc<Daemon>,
-    min_idle: Duration,
-    budget: u64,
-    mut stopped: watch::Receiver<bool>,
-) {
-    let tick = (min_idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(5));
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(tick) => {}
-            _ = stopped.wait_for(|s| *s) => return,
-        }
-        let jobs = daemon.jobs.clone();
-        let prover = jobs.prover();
-        let loaded = prover.params().loaded();
-        if loaded.is_empty() {
-            continue;
-        }
-        let engine = prover.engine().status();
-        let used = engine.memory.resident.max(engine.memory.charged) as u64;
-        let pressure = engine.memory.paused || used >= budget / 10 * 9 || jobs.has_queued();
-        if !pressure {
-            continue;
-        }
-        let in_use = jobs.counts().circuits_in_use;
-        let last_used = jobs.last_used();
-        let now = Instant::now();
-        let victim = loaded
-            .iter()
-            .filter_map(|(cache_id, bytes)| {
-                let c = jobs.circuit_of(cache_id)?;
-                let last = last_used.get(&c).copied()?;
-                let idle = now.duration_since(last);
-                (!in_use.contains_key(&c) && idle >= min_idle)
-                    .then_some((last, c, cache_id, *bytes))
-            })
-            .min_by_key(|v| v.0);
-        if let Some((_, c, cache_id, bytes)) = victim {
-            if prover.params().evict(cache_id) {
-                log::info!(
-                    "evicted the {} parameters ({}): idle, and memory is needed",
-                    c.id(),
-                    bytes_text(bytes as u64)
-                );
-            }
-        }
-    }
 }
 
 /// Longest HTTP request head read.

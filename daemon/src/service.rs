@@ -56,7 +56,6 @@ impl Daemon {
                 Refused::Draining => {
                     Status::unavailable("the daemon is shutting down: submit to another")
                 }
-                Refused::Conflict(m) => Status::invalid_argument(m),
             })
     }
 
@@ -145,19 +144,16 @@ impl Daemon {
                 }
             })
             .collect();
-        let loaded_srs = prover
-            .params()
-            .loaded()
-            .into_iter()
-            .map(|(cache_id, bytes)| {
-                let circuit = self.jobs.circuit_of(&cache_id);
+        let loaded_srs = engine
+            .sets
+            .iter()
+            .map(|set| {
+                let circuit = self.jobs.circuit_of(&set.name);
                 pb::SrsStatus {
-                    circuit_id: circuit.map_or(cache_id, |c| c.id()),
+                    circuit_id: circuit.map_or_else(|| set.name.clone(), |c| c.id()),
                     tier: pb::srs_status::Tier::Hot as i32,
-                    size_bytes: bytes as u64,
-                    ref_count: circuit
-                        .and_then(|c| counts.circuits_in_use.get(&c).copied())
-                        .unwrap_or(0),
+                    size_bytes: set.host_bytes as u64,
+                    ref_count: set.users as u32,
                 }
             })
             .collect();
@@ -194,8 +190,10 @@ impl Daemon {
             charged: engine.memory.charged,
             committed: engine.memory.committed(),
             resident: engine.memory.resident,
-            srs_bytes: prover.params().loaded().values().sum(),
-            srs_reread: prover.reread_after_release(),
+            srs_bytes: engine.sets.iter().map(|s| s.host_bytes).sum(),
+            srs_reread: prover.engine().set_counts().reloads_after_loss,
+            srs_loads: prover.engine().set_counts().loads,
+            srs_evictions: prover.engine().set_counts().evictions,
             devices: engine
                 .devices
                 .iter()
@@ -244,24 +242,26 @@ impl Daemon {
             let p = jobs
                 .circuit_params(circuit)
                 .map_err(Status::invalid_argument)?;
-            let cache = jobs.prover().params();
-            if cache.loaded().contains_key(&p.cache_id) {
-                return Ok(pb::PreloadSrsResponse {
-                    already_loaded: true,
-                    load_time_ms: 0,
-                });
+            let prover = jobs.prover();
+            let already_loaded = prover
+                .engine()
+                .resident_sets()
+                .iter()
+                .any(|s| s.name == p.cache_id);
+            let (lease, took) = prover
+                .acquire(&p)
+                .map_err(|e| Status::failed_precondition(e.to_string()))?;
+            drop(lease);
+            if !already_loaded {
+                log::info!("preloaded {} in {:.1} s", circuit.id(), took.as_secs_f64());
             }
-            cache
-                .require(&p)
-                .map_err(|e| Status::failed_precondition(e.to_string()))?;
-            let t = Instant::now();
-            cache
-                .load(&p)
-                .map_err(|e| Status::failed_precondition(e.to_string()))?;
-            log::info!("preloaded {}", circuit.id());
             Ok(pb::PreloadSrsResponse {
-                already_loaded: false,
-                load_time_ms: t.elapsed().as_millis() as u64,
+                already_loaded,
+                load_time_ms: if already_loaded {
+                    0
+                } else {
+                    took.as_millis() as u64
+                },
             })
         };
         tokio::task::spawn_blocking(work)
@@ -269,34 +269,42 @@ impl Daemon {
             .map_err(|e| Status::internal(format!("preloading failed: {e}")))?
     }
 
-    fn evict(&self, circuit_id: &str) -> Result<pb::EvictSrsResponse, Status> {
+    /// Evicts a set: freed at once (host copy, shape, every device's bases) when
+    /// no job holds it, and `freed_bytes` is what was freed; a set that running
+    /// jobs hold is released when the last of them ends, and nothing is freed now.
+    async fn evict(&self, circuit_id: &str) -> Result<pb::EvictSrsResponse, Status> {
         let circuit = Circuit::parse(circuit_id).map_err(Status::invalid_argument)?;
-        let in_use = self
-            .jobs
-            .counts()
-            .circuits_in_use
-            .get(&circuit)
-            .copied()
-            .unwrap_or(0);
-        if in_use > 0 {
-            return Err(Status::failed_precondition(format!(
-                "{} is in use by {in_use} running job(s): evict it once they finish",
-                circuit.id()
-            )));
-        }
         let p = self
             .jobs
             .circuit_params(circuit)
             .map_err(Status::invalid_argument)?;
-        let cache = self.jobs.prover().params();
-        let bytes = cache.loaded().get(&p.cache_id).copied().unwrap_or(0);
-        let was_loaded = cache.evict(&p.cache_id);
-        if was_loaded {
-            log::info!("evicted {} ({bytes} bytes) on request", circuit.id());
+        let engine = self.jobs.prover().engine().clone();
+        let evicted = tokio::task::spawn_blocking(move || engine.evict_set(&p.cache_id))
+            .await
+            .map_err(|e| Status::internal(format!("evicting failed: {e}")))?;
+        let Some(e) = evicted else {
+            return Ok(pb::EvictSrsResponse {
+                was_loaded: false,
+                freed_bytes: 0,
+            });
+        };
+        if e.deferred_users > 0 {
+            log::info!(
+                "{} is held by {} running job(s): released when they end",
+                circuit.id(),
+                e.deferred_users
+            );
+        } else {
+            log::info!(
+                "evicted {} on request: {} of host and {} of device memory freed",
+                circuit.id(),
+                crate::config::bytes_text(e.host_bytes as u64),
+                crate::config::bytes_text(e.device_bytes as u64)
+            );
         }
         Ok(pb::EvictSrsResponse {
-            was_loaded,
-            freed_bytes: if was_loaded { bytes as u64 } else { 0 },
+            was_loaded: true,
+            freed_bytes: e.freed_bytes() as u64,
         })
     }
 }
@@ -418,7 +426,7 @@ impl ProvingEngine for Service {
         request: Request<pb::EvictSrsRequest>,
     ) -> Result<Response<pb::EvictSrsResponse>, Status> {
         Ok(Response::new(
-            self.0.evict(&request.into_inner().circuit_id)?,
+            self.0.evict(&request.into_inner().circuit_id).await?,
         ))
     }
 }

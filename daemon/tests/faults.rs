@@ -462,7 +462,7 @@ async fn released_host_copies_are_read_again_after_a_device_error() {
             .unwrap()
             .params(crossgroth_filecoin::ProofKind::WinningPoSt)
             .unwrap();
-        cache.load(&p).unwrap().0
+        cache.read(&p).unwrap()
     };
     let b_g2_bytes = full.b_g2.len() * std::mem::size_of::<crossgroth::G2Affine>();
     assert!(full.heap_bytes() > 2 * b_g2_bytes);

@@ -27,7 +27,6 @@ use std::path::{Path, PathBuf};
 pub use error::{FilecoinError, Result};
 pub use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
 pub use params::{CircuitParams, ParamsCache};
-pub use plan::ShapeBook;
 pub use porep::PoRepRequest;
 pub use post::PoStRequest;
 pub use prover::{FilecoinOptions, FilecoinProver, Output, Request, Timings};

@@ -1,12 +1,10 @@
-//! Parameter sets by filecoin-proofs' names: found in the parameter cache, read
-//! once and shared by every proof of their circuit; and, for development, random
-//! (insecure) ones written under the same names.
+//! Parameter sets by filecoin-proofs' names: found in the parameter cache and
+//! read (the engine keeps what is read, once for every proof of its circuit);
+//! and, for development, random (insecure) ones written under the same names.
 
-use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crossgroth::groth16::{generate_random_parameters, Parameters, ParamsLengths};
 use crossgroth::synthesis::Shape;
@@ -62,15 +60,11 @@ impl CircuitParams {
     }
 }
 
-/// A parameter directory and the sets read from it.
+/// A parameter directory: where each set's file is, and reading it. What is
+/// read is kept by the engine (`Engine::acquire_set`), which loads a set once
+/// and frees it on eviction; this type keeps nothing.
 pub struct ParamsCache {
     dir: PathBuf,
-    loaded: Mutex<HashMap<String, Loaded>>,
-}
-
-struct Loaded {
-    params: Arc<Parameters>,
-    insecure: bool,
 }
 
 impl ParamsCache {
@@ -95,10 +89,7 @@ impl ParamsCache {
                 dir.display()
             )));
         }
-        Ok(ParamsCache {
-            dir,
-            loaded: Mutex::new(HashMap::new()),
-        })
+        Ok(ParamsCache { dir })
     }
 
     pub fn dir(&self) -> &Path {
@@ -109,87 +100,70 @@ impl ParamsCache {
         self.dir.join(p.params_file())
     }
 
-    /// Fails, naming the file, when the circuit's parameter file is not there.
-    pub fn require(&self, p: &CircuitParams) -> Result<()> {
+    /// Fails, naming the file, when the circuit's parameter file is not there;
+    /// else its size in bytes (about what the set holds in memory: bellperson's
+    /// files keep points uncompressed).
+    pub fn require(&self, p: &CircuitParams) -> Result<u64> {
         let path = self.path(p);
-        match path.is_file() {
-            true => Ok(()),
-            false => Err(missing(&path, p)),
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() => Ok(m.len()),
+            _ => Err(missing(&path, p)),
         }
     }
 
-    /// Checks that the file exists and that its vector lengths fit the circuit,
-    /// reading only its head: milliseconds, before gigabytes are read.
+    /// Checks that the file's vector lengths fit the circuit, reading only its
+    /// head: milliseconds, before gigabytes are read.
     pub fn check(&self, p: &CircuitParams, shape: &Shape) -> Result<()> {
         let path = self.path(p);
-        let loaded = self
-            .loaded
-            .lock()
-            .unwrap()
-            .get(&p.cache_id)
-            .map(|l| l.params.lengths());
-        let lengths = match loaded {
-            Some(lengths) => lengths,
-            None => ParamsLengths::read_file(&path).map_err(|e| missing_or(&path, p, e))?,
-        };
-        lengths
-            .check_shape(shape)
-            .map_err(|e| FilecoinError::Params {
-                path: path.clone(),
-                reason: format!(
-                    "does not fit the {} circuit ({e}): it belongs to another circuit",
-                    p.label()
-                ),
-            })
+        let lengths = ParamsLengths::read_file(&path).map_err(|e| missing_or(&path, p, e))?;
+        check_lengths(&path, p, lengths, shape)
     }
 
-    /// The parameter set, read on first use (memory-mapped while it is decoded) and
-    /// kept for every later proof of the circuit. Returns how long reading took.
-    pub fn load(&self, p: &CircuitParams) -> Result<(Arc<Parameters>, Duration)> {
-        if let Some(l) = self.loaded.lock().unwrap().get(&p.cache_id) {
-            return Ok((l.params.clone(), Duration::ZERO));
-        }
+    /// Checks a loaded set's lengths against the circuit.
+    pub fn check_loaded(
+        &self,
+        p: &CircuitParams,
+        params: &Parameters,
+        shape: &Shape,
+    ) -> Result<()> {
+        check_lengths(&self.path(p), p, params.lengths(), shape)
+    }
+
+    /// Reads the parameter set (memory-mapped while it is decoded).
+    pub fn read(&self, p: &CircuitParams) -> Result<Parameters> {
         let path = self.path(p);
         let t = Instant::now();
         let params = Parameters::read_file(&path, false).map_err(|e| missing_or(&path, p, e))?;
-        let params = Arc::new(params);
-        let insecure = insecure_files(&self.dir).contains(&p.params_file());
-        self.loaded.lock().unwrap().insert(
-            p.cache_id.clone(),
-            Loaded {
-                params: params.clone(),
-                insecure,
-            },
-        );
         log::info!(
             "read the {} parameters {} in {:.1} s",
             p.label(),
             path.display(),
             t.elapsed().as_secs_f64()
         );
-        Ok((params, t.elapsed()))
+        Ok(params)
     }
 
-    /// The sets in memory: cache id → bytes.
-    pub fn loaded(&self) -> BTreeMap<String, usize> {
-        let loaded = self.loaded.lock().unwrap();
-        loaded
-            .iter()
-            .map(|(id, l)| (id.clone(), l.params.heap_bytes()))
-            .collect()
-    }
-
-    /// Forgets a set (proofs holding it keep it until they finish); true if it was
-    /// loaded.
-    pub fn evict(&self, cache_id: &str) -> bool {
-        self.loaded.lock().unwrap().remove(cache_id).is_some()
-    }
-
-    /// Whether a loaded set was written by [`write_insecure`] (false if not loaded).
+    /// Whether the set's file was written by [`write_insecure`].
     pub fn is_insecure(&self, p: &CircuitParams) -> bool {
-        let loaded = self.loaded.lock().unwrap();
-        loaded.get(&p.cache_id).is_some_and(|l| l.insecure)
+        insecure_files(&self.dir).contains(&p.params_file())
     }
+}
+
+fn check_lengths(
+    path: &Path,
+    p: &CircuitParams,
+    lengths: ParamsLengths,
+    shape: &Shape,
+) -> Result<()> {
+    lengths
+        .check_shape(shape)
+        .map_err(|e| FilecoinError::Params {
+            path: path.to_path_buf(),
+            reason: format!(
+                "does not fit the {} circuit ({e}): it belongs to another circuit",
+                p.label()
+            ),
+        })
 }
 
 fn missing(path: &Path, p: &CircuitParams) -> FilecoinError {

@@ -2,17 +2,16 @@
 //! the verifier its output must pass. Circuit types differ per kind and sector
 //! size; a plan hides them behind boxed closures.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use crossgroth::engine::Synthesizer;
+use crossgroth::engine::{recording_estimate, SetLease, Synthesizer};
 use crossgroth::synthesis::{synthesize, RecordedShape};
 use crossgroth::{Circuit, Scalar};
 
 use crate::error::{FilecoinError, Result};
 use crate::params::CircuitParams;
 
-type MakeUnits = Box<dyn FnOnce(&ShapeBook, bool) -> Result<Units> + Send>;
+type MakeUnits = Box<dyn FnOnce(Option<&SetLease>) -> Result<Units> + Send>;
 type Verify = Box<dyn FnOnce(&[u8]) -> Result<bool> + Send>;
 
 pub(crate) struct Plan {
@@ -39,10 +38,9 @@ impl Plan {
         circuits: Vec<C>,
     ) -> Self {
         let partitions = circuits.len();
-        let key = params.cache_id.clone();
-        let units = Box::new(move |book: &ShapeBook, recorded: bool| {
-            if recorded {
-                book.units(&key, circuits)
+        let units = Box::new(move |recorded: Option<&SetLease>| {
+            if let Some(lease) = recorded {
+                recorded_units(lease, circuits)
             } else {
                 Ok(Units {
                     synthesizers: circuits
@@ -80,9 +78,11 @@ impl Plan {
         self
     }
 
-    pub fn units(&mut self, book: &ShapeBook, recorded: bool) -> Result<Units> {
+    /// The partitions' synthesis: from the set's recorded shape (recorded now
+    /// if it has none) where `recorded` holds the set's lease, direct otherwise.
+    pub fn units(&mut self, recorded: Option<&SetLease>) -> Result<Units> {
         let make = self.units.take().expect("a plan's units are made once");
-        make(book, recorded)
+        make(recorded)
     }
 
     /// Runs filecoin-proofs' verifier on the output; an output it refuses is an error.
@@ -95,56 +95,46 @@ impl Plan {
     }
 }
 
-/// Recorded shapes, one per circuit (by parameter cache id): the first proof of a
-/// circuit records its constraint matrices, later ones run it for the witness only.
-#[derive(Default)]
-pub struct ShapeBook {
-    shapes: Mutex<HashMap<String, Arc<RecordedShape>>>,
-}
-
-impl ShapeBook {
-    pub fn get(&self, cache_id: &str) -> Option<Arc<RecordedShape>> {
-        self.shapes.lock().unwrap().get(cache_id).cloned()
-    }
-
-    fn units<C: Circuit<Scalar> + Send + 'static>(
-        &self,
-        key: &str,
-        circuits: Vec<C>,
-    ) -> Result<Units> {
-        let witness_only = |shape: &Arc<RecordedShape>, c: C| {
-            let shape = shape.clone();
-            Box::new(move || shape.witness(c)) as Synthesizer
-        };
-        if let Some(shape) = self.get(key) {
-            let synthesizers = circuits
-                .into_iter()
-                .map(|c| witness_only(&shape, c))
-                .collect();
-            return Ok(Units {
-                synthesizers,
-                shape: Some(shape),
-                recorded_now: false,
-            });
-        }
-        let mut circuits = circuits.into_iter();
-        let first = circuits
+/// The partitions' synthesis from the set's recorded shape: the set's first
+/// proof records it from its first partition (whose assignment comes with it),
+/// later ones run every partition for the witness only.
+fn recorded_units<C: Circuit<Scalar> + Send + 'static>(
+    lease: &SetLease,
+    circuits: Vec<C>,
+) -> Result<Units> {
+    let witness_only = |shape: &Arc<RecordedShape>, c: C| {
+        let shape = shape.clone();
+        Box::new(move || shape.witness(c)) as Synthesizer
+    };
+    let mut circuits = circuits.into_iter();
+    let mut first = Some(
+        circuits
             .next()
-            .ok_or_else(|| FilecoinError::input("no partitions"))?;
-        let (shape, asg) = RecordedShape::record(first).map_err(FilecoinError::Proving)?;
-        let asg =
-            asg.ok_or_else(|| FilecoinError::input("the circuit left a witness value unassigned"))?;
-        let shape = Arc::new(shape);
-        self.shapes
-            .lock()
-            .unwrap()
-            .insert(key.to_string(), shape.clone());
-        let mut synthesizers = vec![Box::new(move || Ok(asg)) as Synthesizer];
-        synthesizers.extend(circuits.map(|c| witness_only(&shape, c)));
-        Ok(Units {
-            synthesizers,
-            shape: Some(shape),
-            recorded_now: true,
+            .ok_or_else(|| FilecoinError::input("no partitions"))?,
+    );
+    let estimate = recording_estimate(lease.params());
+    let (shape, recorded) = lease
+        .shape_or_record(estimate, || {
+            let c = first.take().expect("recorded once");
+            RecordedShape::record(c)
         })
+        .map_err(FilecoinError::Proving)?;
+    let recorded_now = recorded.is_some();
+    let mut synthesizers = Vec::with_capacity(circuits.len() + 1);
+    match (recorded, first) {
+        (Some(asg), _) => {
+            let asg = asg.ok_or_else(|| {
+                FilecoinError::input("the circuit left a witness value unassigned")
+            })?;
+            synthesizers.push(Box::new(move || Ok(asg)) as Synthesizer);
+        }
+        (None, Some(c)) => synthesizers.push(witness_only(&shape, c)),
+        (None, None) => unreachable!("the first circuit is either recorded or still here"),
     }
+    synthesizers.extend(circuits.map(|c| witness_only(&shape, c)));
+    Ok(Units {
+        synthesizers,
+        shape: Some(shape),
+        recorded_now,
+    })
 }

@@ -4,14 +4,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossgroth::engine::{Engine, Job, Priority};
+use crossgroth::engine::{Engine, Job, Priority, SetLease};
 use crossgroth::groth16::PROOF_BYTES;
 use crossgroth::{Error, Scalar};
 use filecoin_proofs::types::PoStType;
 
 use crate::error::{FilecoinError, Result};
-use crate::params::ParamsCache;
-use crate::plan::{Plan, ShapeBook};
+use crate::params::{CircuitParams, ParamsCache};
+use crate::plan::Plan;
 use crate::porep::PoRepRequest;
 use crate::post::PoStRequest;
 use crate::snap::SnapRequest;
@@ -102,15 +102,13 @@ pub struct Timings {
     pub total: Duration,
 }
 
-/// Proves Filecoin requests through a crossgroth engine.
+/// Proves Filecoin requests through a crossgroth engine. The engine keeps the
+/// parameter sets and recorded shapes between proofs; this prover says which set
+/// a request needs and how to read it.
 pub struct FilecoinProver {
     engine: Arc<Engine>,
     params: ParamsCache,
-    shapes: ShapeBook,
     options: FilecoinOptions,
-    /// Jobs proved again on parameters read anew after their host copy had
-    /// been released and no device held it.
-    reread_after_release: std::sync::atomic::AtomicU64,
 }
 
 impl FilecoinProver {
@@ -118,17 +116,8 @@ impl FilecoinProver {
         FilecoinProver {
             engine,
             params,
-            shapes: ShapeBook::default(),
             options,
-            reread_after_release: Default::default(),
         }
-    }
-
-    /// How many jobs found their parameters' host copy released with no device
-    /// holding it, and were proved again on the parameters read anew.
-    pub fn reread_after_release(&self) -> u64 {
-        self.reread_after_release
-            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn params(&self) -> &ParamsCache {
@@ -137,6 +126,27 @@ impl FilecoinProver {
 
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    /// The parameter set of `p`, resident in the engine (read now unless it is
+    /// already): a lease that keeps it there, and the time this call took.
+    pub fn acquire(&self, p: &CircuitParams) -> Result<(SetLease, Duration)> {
+        let bytes = self.params.require(p)?;
+        // The reader's own error, which names the file, is the one returned.
+        let mut read_error = None;
+        let acquired = self.engine.acquire_set(&p.cache_id, bytes as usize, || {
+            self.params.read(p).map_err(|e| {
+                let message = e.to_string();
+                read_error = Some(e);
+                Error::Invalid(message)
+            })
+        });
+        acquired.map_err(|e| {
+            read_error.take().unwrap_or_else(|| FilecoinError::Params {
+                path: self.params.path(p),
+                reason: e.to_string(),
+            })
+        })
     }
 
     /// Proves `request` as job `id` (r and s from the operating system).
@@ -163,44 +173,24 @@ impl FilecoinProver {
         priority: Priority,
         randomness: Option<(Vec<Scalar>, Vec<Scalar>)>,
     ) -> Result<Output> {
-        match self.attempt(id, request, priority, randomness.clone()) {
-            // The set was dropped from the cache (see `explain`): read anew, it
-            // can be placed again.
-            Err(FilecoinError::Proving(Error::HostCopyReleased(query))) => {
-                log::warn!(
-                    "job {id}: the parameters' {query} query had been released from host memory \
-                     and no device holds it now: proving again on the parameters read anew"
-                );
-                self.reread_after_release
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                self.attempt(id, request, priority, randomness)
-            }
-            r => r,
-        }
-    }
-
-    fn attempt(
-        &self,
-        id: &str,
-        request: &Request,
-        priority: Priority,
-        randomness: Option<(Vec<Scalar>, Vec<Scalar>)>,
-    ) -> Result<Output> {
         let start = Instant::now();
         let mut plan = request.plan()?;
-        // A missing file is said before any synthesis.
+        let planned = start.elapsed();
+        // A missing file is said before gigabytes are read or any synthesis.
         self.params.require(&plan.params)?;
+        let (lease, params_load) = self.acquire(&plan.params)?;
+        let t = Instant::now();
         let record =
             self.options.recorded_shapes && (plan.recording_pays || self.options.record_every_kind);
-        let units = plan.units(&self.shapes, record)?;
+        let units = plan.units(record.then_some(&lease))?;
         if let Some(shape) = &units.shape {
-            self.params.check(&plan.params, &shape.shape())?;
+            self.params
+                .check_loaded(&plan.params, lease.params(), &shape.shape())?;
         }
-        let prepare = start.elapsed();
-        let (params, params_load) = self.params.load(&plan.params)?;
+        let prepare = planned + t.elapsed();
         let t = Instant::now();
-        let mut job =
-            Job::from_synthesizers(id, params, units.synthesizers).with_priority(priority);
+        let mut job = Job::from_synthesizers(id, lease.params().clone(), units.synthesizers)
+            .with_priority(priority);
         if let Some(shape) = &units.shape {
             job = job.with_recorded_shape(shape.clone());
         }
@@ -212,6 +202,8 @@ impl FilecoinProver {
             .submit(job)
             .and_then(|h| h.wait())
             .map_err(|e| self.explain(e, &plan, units.shape.as_deref()))?;
+        // The set may be evicted once the proofs are out.
+        drop(lease);
         let prove = t.elapsed();
         let mut bytes = Vec::with_capacity(proofs.len() * PROOF_BYTES);
         for p in &proofs {
@@ -271,12 +263,6 @@ impl FilecoinProver {
                     plan.params.label()
                 ),
             },
-            e @ Error::HostCopyReleased(_) => {
-                // The devices lost the only copy (a fault rebuilt one): whoever
-                // proves this circuit next reads the file again.
-                self.params.evict(&plan.params.cache_id);
-                FilecoinError::Proving(e)
-            }
             e => FilecoinError::Proving(e),
         }
     }

@@ -21,9 +21,16 @@ pub struct MemoryState {
     /// Bytes charged to jobs in flight (estimates of syntheses still running,
     /// measured buffers after).
     pub charged: usize,
-    /// Resident memory the last time no unit was in flight: what the process holds
-    /// besides its jobs (parameters, recorded shapes, allocator caches).
+    /// Resident memory the last time no unit was in flight, less the resident
+    /// sets: what the process holds besides its jobs and its parameter sets
+    /// (code, allocator caches, the caller's own data).
     pub baseline: usize,
+    /// Host bytes of the resident parameter sets and their recorded shapes, and
+    /// what loads and recordings in progress reserved before they started.
+    pub sets: usize,
+    /// Loads waiting for room in the budget: circuits wait behind them, so that
+    /// a load is not starved by a stream of circuits.
+    pub loads_waiting: usize,
     /// Last sampled anonymous resident memory.
     pub resident: usize,
     /// True while admission is paused because resident memory crossed the high
@@ -41,10 +48,10 @@ pub struct MemoryState {
 
 impl MemoryState {
     /// What the budget counts as in use: the larger of what is resident and
-    /// what the process held without jobs plus every charge and the reserve.
+    /// what the process held without jobs, its sets, every charge and the reserve.
     pub fn committed(&self) -> usize {
         self.resident
-            .max(self.baseline + self.charged + self.device_reserve)
+            .max(self.baseline + self.sets + self.charged + self.device_reserve)
     }
 }
 
@@ -74,6 +81,9 @@ impl Budget {
     pub fn admits(&self, state: &mut MemoryState, bytes: usize) -> bool {
         if state.units_in_flight == 0 {
             return true;
+        }
+        if state.loads_waiting > 0 {
+            return false;
         }
         if state.paused {
             if state.resident as f64 <= self.low_mark * self.limit as f64 {
@@ -181,6 +191,15 @@ mod tests {
         assert!(!b.admits(&mut s, 100));
         assert!(b.admits(&mut s, 40));
         s.device_reserve = 0;
+        // Resident parameter sets count beside the charges, and a load waiting
+        // for room goes first.
+        s.sets = 60;
+        assert!(!b.admits(&mut s, 100));
+        assert!(b.admits(&mut s, 40));
+        s.loads_waiting = 1;
+        assert!(!b.admits(&mut s, 1));
+        s.sets = 0;
+        s.loads_waiting = 0;
         // Resident memory beyond the charges (an undercounting estimate) counts.
         s.resident = 950;
         assert!(!b.admits(&mut s, 100));

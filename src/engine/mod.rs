@@ -19,6 +19,7 @@ mod handle;
 mod job;
 mod memory;
 mod queue;
+mod resident;
 mod shared;
 mod stats;
 mod tasks;
@@ -27,13 +28,14 @@ mod workers;
 pub use handle::JobHandle;
 pub use job::{Job, Priority, Synthesizer};
 pub use memory::{resident_anon_bytes, Budget, BudgetUse, MemoryState};
+pub use resident::{recording_estimate, Eviction, ResidentSet, SetCounts, SetLease};
 pub use stats::{DeviceSummary, JobStages, RunSummary, StageSummary};
 
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::bounded;
 use futures::channel::oneshot;
@@ -41,6 +43,7 @@ use futures::channel::oneshot;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::groth16::placement::{DevicePlacement, PlacementConfig};
+use crate::groth16::Parameters;
 use admission::{abc_on_devices, h_reserve_bytes, Admission};
 use job::{JobResults, JobState};
 use memory::ResidentSamples;
@@ -70,11 +73,11 @@ pub struct EngineConfig {
     /// Set glibc's mmap threshold to 1 MiB for the whole process (default on), so
     /// freed buffers leave resident memory at once instead of staying in arenas.
     pub tune_allocator: bool,
-    /// Whether what the process holds beside its jobs can be freed on demand (a
-    /// daemon evicting idle parameter sets under pressure). Off, a circuit that
-    /// cannot fit beside it is refused at submission; on, it is admitted alone
-    /// and the eviction makes room.
-    pub held_memory_evictable: bool,
+    /// Evict a resident parameter set that no job has used for this long when
+    /// work waits for memory (a daemon serving several kinds). None: sets stay
+    /// until evicted by name, and a circuit that cannot fit beside what the
+    /// process holds is refused at submission.
+    pub evict_idle_sets_after: Option<Duration>,
 }
 
 impl Default for EngineConfig {
@@ -88,7 +91,7 @@ impl Default for EngineConfig {
             deallocators: 2,
             placement: PlacementConfig::default(),
             tune_allocator: true,
-            held_memory_evictable: false,
+            evict_idle_sets_after: None,
         }
     }
 }
@@ -125,6 +128,8 @@ pub struct EngineStatus {
     pub out_of_service: Vec<bool>,
     /// Per device: the job whose circuit is on it now.
     pub on_device: Vec<Option<String>>,
+    /// The parameter sets kept between jobs.
+    pub sets: Vec<ResidentSet>,
 }
 
 pub struct Engine {
@@ -167,6 +172,7 @@ impl Engine {
             prepared: (0..backends.len())
                 .map(|_| Mutex::new(DevicePlacement::default()))
                 .collect(),
+            residency: resident::Residency::default(),
             stats: Mutex::new(Stats::new(backends.len())),
             resident: Mutex::new(ResidentSamples::default()),
             stop: AtomicBool::new(false),
@@ -268,13 +274,13 @@ impl Engine {
             let held = if adm.mem.units_in_flight == 0 {
                 memory::resident_anon_bytes().unwrap_or(0)
             } else {
-                adm.mem.baseline
+                adm.mem.baseline + adm.mem.sets
             };
             let reserve_growth = h_reserve.saturating_sub(adm.mem.device_reserve);
             (adm.estimate(&state) + reserve_growth, held)
         };
         let budget = self.shared.config.memory_budget;
-        let counted = if self.shared.config.held_memory_evictable {
+        let counted = if self.shared.config.evict_idle_sets_after.is_some() {
             0
         } else {
             held
@@ -314,6 +320,39 @@ impl Engine {
             rx,
             engine: Arc::downgrade(&self.shared),
         })
+    }
+
+    /// The parameter set `name` for a job, loaded by `load` unless it is
+    /// resident: concurrent callers wait for one load, and `expected_bytes`
+    /// (the file's size is a good guess) are reserved in the memory budget
+    /// before it starts. The set stays resident while the lease lives, and
+    /// after, until evicted. Also returns the time this call waited and loaded.
+    pub fn acquire_set(
+        &self,
+        name: &str,
+        expected_bytes: usize,
+        load: impl FnOnce() -> Result<Parameters>,
+    ) -> Result<(SetLease, Duration)> {
+        self.shared.acquire_set(name, expected_bytes, load)
+    }
+
+    /// Evicts the parameter set `name` and its recorded shape: its host copy
+    /// and every device's bases and matrices are freed now when no job holds
+    /// it, else when its last job ends (`deferred_users` says how many hold
+    /// it; a job that needs it meanwhile keeps it). None if it is not resident.
+    pub fn evict_set(&self, name: &str) -> Option<Eviction> {
+        self.shared.evict_set(name, false)
+    }
+
+    /// The parameter sets kept between jobs.
+    pub fn resident_sets(&self) -> Vec<ResidentSet> {
+        self.shared.resident_sets()
+    }
+
+    /// How often parameter sets were read, released, and read again after a
+    /// device fault lost the only copy of their bases.
+    pub fn set_counts(&self) -> SetCounts {
+        self.shared.residency.sets.lock().unwrap().counts
     }
 
     /// Collects the stage times of the job `id` (submitted now or later) for as
@@ -362,6 +401,7 @@ impl Engine {
             devices,
             out_of_service: self.shared.retired.lock().unwrap().clone(),
             on_device: self.shared.on_device.lock().unwrap().clone(),
+            sets: self.shared.resident_sets(),
             jobs_in_flight: self.shared.jobs.lock().unwrap().len(),
             synthesis_queue: adm.queue.len(),
             device_queue: self.shared.device_queue.lock().unwrap().len(),

@@ -13,6 +13,7 @@ use super::admission::Admission;
 use super::job::JobState;
 use super::memory::ResidentSamples;
 use super::queue;
+use super::resident::Residency;
 use super::stats::{JobStages, Stats};
 use super::tasks::{DeviceTask, Disposal, FinalTask};
 use super::EngineConfig;
@@ -36,6 +37,8 @@ pub(crate) struct Shared {
     /// preparing, so a set is uploaded once even when the device worker and a
     /// finalizer ask for it together.
     pub(super) prepared: Vec<Mutex<DevicePlacement>>,
+    /// The parameter sets and shapes kept between jobs (resident.rs).
+    pub(super) residency: Residency,
     pub(super) stats: Mutex<Stats>,
     pub(super) resident: Mutex<ResidentSamples>,
     pub(super) stop: AtomicBool,
@@ -200,7 +203,7 @@ impl Shared {
     }
 
     /// Frees the host copy of `params`' G1 queries once every device holds
-    /// them alone, and takes what that frees off the budget's baseline.
+    /// them alone, and takes what that frees off the budget.
     pub(super) fn release_host_copies(&self, params: &Arc<Parameters>) {
         let everywhere = self
             .prepared
@@ -214,10 +217,8 @@ impl Shared {
             "host copies of the parameters' H, L, A and B_G1 released ({}): every device holds them",
             bytesize::ByteSize(freed as u64)
         );
-        let mut adm = self.admission.lock().unwrap();
-        adm.mem.baseline = adm.mem.baseline.saturating_sub(freed);
-        drop(adm);
-        self.admission_cv.notify_all();
+        // A resident set's bytes are read from its queries: recounted.
+        self.refresh_set_bytes();
     }
 
     /// `shape`'s constraint matrices on a device, placed on first use (None:
@@ -240,6 +241,9 @@ impl Shared {
     /// its context, the old bases are gone, and the next circuit prepares again.
     pub(super) fn forget_prepared(&self, device: usize) {
         self.prepared[device].lock().unwrap().forget();
+        if self.config.placement.release_host_copies {
+            self.drop_lost_sets();
+        }
     }
 
     /// Resolves a job with an error. The id is released first, so whoever the

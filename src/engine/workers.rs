@@ -43,7 +43,7 @@ fn admit(s: &Arc<Shared>) -> Option<(SynthTask, Arc<Charge>, usize)> {
             if let Some(r) = resident_anon_bytes() {
                 adm.mem.resident = r;
                 if adm.mem.units_in_flight == 0 {
-                    adm.mem.baseline = r;
+                    adm.mem.baseline = r.saturating_sub(adm.mem.sets);
                 }
             }
             let admitted = budget.admits(&mut adm.mem, estimate);
@@ -478,7 +478,7 @@ const TRIM_AFTER: usize = 4 << 20;
 /// Returns free heap pages to the operating system. glibc keeps freed memory in
 /// per-thread arenas (and raises its mmap threshold after large frees), so buffers
 /// allocated by many synthesis threads and freed here would otherwise stay resident.
-fn trim_allocator() {
+pub(super) fn trim_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim has no preconditions.
     unsafe {
@@ -523,12 +523,25 @@ pub(crate) fn dealloc(s: Arc<Shared>, rx: Receiver<Disposal>) {
 pub(crate) fn sample(s: Arc<Shared>) {
     while !s.stop.load(Ordering::Acquire) {
         let r = resident_anon_bytes().unwrap_or(0);
-        let waiting = {
+        let (waiting, memory_wanted) = {
             let mut adm = s.admission.lock().unwrap();
             adm.mem.resident = r;
-            adm.mem.waiting.then(|| adm.mem.committed())
+            (
+                adm.mem.waiting.then(|| adm.mem.committed()),
+                adm.mem.waiting || adm.mem.loads_waiting > 0,
+            )
         };
         s.resident.lock().unwrap().record(r, waiting);
+        if let (true, Some(min_idle)) = (memory_wanted, s.config.evict_idle_sets_after) {
+            if let Some((name, e)) = s.evict_idle_set(min_idle) {
+                log::info!(
+                    "evicted the idle parameter set {name} for memory that work waits for: \
+                     {} of host and {} of device memory freed",
+                    bytesize::ByteSize(e.host_bytes as u64),
+                    bytesize::ByteSize(e.device_bytes as u64)
+                );
+            }
+        }
         s.admission_cv.notify_all();
         std::thread::sleep(SAMPLE_EVERY);
     }

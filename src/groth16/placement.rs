@@ -85,7 +85,8 @@ impl Default for PlacementConfig {
 /// (a prover serves few parameter sets); matrices go with their shape.
 #[derive(Default)]
 pub struct DevicePlacement {
-    sets: HashMap<usize, Arc<PreparedParams>>,
+    /// Per set: its prepared bases and the device bytes they took.
+    sets: HashMap<usize, (Arc<PreparedParams>, usize)>,
     matrices: HashMap<usize, PlacedMatrices>,
     resident: usize,
 }
@@ -106,13 +107,13 @@ impl DevicePlacement {
         config: &PlacementConfig,
     ) -> Result<Arc<PreparedParams>> {
         let key = Arc::as_ptr(params) as usize;
-        if let Some(p) = self.sets.get(&key) {
+        if let Some((p, _)) = self.sets.get(&key) {
             return Ok(p.clone());
         }
         let (prepared, bytes) = place(backend, params, config, self.resident)?;
         let prepared = Arc::new(prepared);
         self.resident += bytes;
-        self.sets.insert(key, prepared.clone());
+        self.sets.insert(key, (prepared.clone(), bytes));
         Ok(prepared)
     }
 
@@ -190,7 +191,36 @@ impl DevicePlacement {
     pub fn holds_g1_alone(&self, params: &Arc<Parameters>) -> bool {
         self.sets
             .get(&(Arc::as_ptr(params) as usize))
-            .is_some_and(|p| p.g1_sets().iter().all(|b| b.host.is_none()))
+            .is_some_and(|(p, _)| p.g1_sets().iter().all(|b| b.host.is_none()))
+    }
+
+    /// Drops `params`' bases and `shape`'s matrices from this device; the
+    /// device bytes that frees now (a set a proof still holds is freed when it
+    /// lets go, and not counted).
+    pub fn release(
+        &mut self,
+        params: &Arc<Parameters>,
+        shape: Option<&Arc<RecordedShape>>,
+    ) -> usize {
+        let mut freed = 0;
+        if let Some((prepared, bytes)) = self.sets.remove(&(Arc::as_ptr(params) as usize)) {
+            self.resident = self.resident.saturating_sub(bytes);
+            if Arc::into_inner(prepared).is_some() {
+                freed += bytes;
+            }
+        }
+        if let Some(shape) = shape {
+            if let Some(placed) = self.matrices.remove(&(Arc::as_ptr(shape) as usize)) {
+                if let Some(m) = placed.matrices {
+                    self.resident = self.resident.saturating_sub(m.bytes);
+                    let bytes = m.bytes;
+                    if Arc::into_inner(m).is_some() {
+                        freed += bytes;
+                    }
+                }
+            }
+        }
+        freed
     }
 
     /// Forgets every placed set and matrices (after a device error: a rebuilt
@@ -374,7 +404,13 @@ pub fn place(
             bytesize::ByteSize(plan.bytes.max(grown) as u64)
         );
     }
-    Ok((prepared, plan.bytes.max(grown)))
+    // A backend without a device keeps its "bases" in the host copy itself.
+    let bytes = if backend.has_device() {
+        plan.bytes.max(grown)
+    } else {
+        0
+    };
+    Ok((prepared, bytes))
 }
 
 #[cfg(test)]
