@@ -19,12 +19,13 @@
 //! run, or of another server in the same process, never names a new job.
 
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossgroth::engine::Priority;
-use crossgroth_filecoin::{CircuitParams, FilecoinProver, ProofKind, Request};
+use crossgroth::engine::{JobCanceller, Priority};
+use crossgroth_filecoin::{CircuitParams, FilecoinProver, Output, ProofKind, Request};
+use futures::FutureExt;
 use tokio::sync::watch;
 
 use crate::decode::{Circuit, Decoded, InputsDigest};
@@ -89,9 +90,17 @@ pub struct Job {
     pub circuit: Option<Circuit>,
     submitted: Instant,
     request: Mutex<Option<Request>>,
-    cancelled: AtomicBool,
+    cancel: Mutex<Cancel>,
     phase: watch::Sender<Phase>,
     seq: u64,
+}
+
+/// A running job's cancellation: asked for, and what cancels it in the engine
+/// once it is there (it may still be reading parameters or building circuits).
+#[derive(Default)]
+struct Cancel {
+    asked: bool,
+    engine: Option<JobCanceller>,
 }
 
 impl Job {
@@ -199,12 +208,16 @@ pub struct Jobs {
     pub failed: AtomicU64,
     /// Tells a process-unique job id from one of an earlier run.
     epoch: u64,
+    /// Where running jobs await the engine: the runtime the table was made on.
+    runtime: tokio::runtime::Handle,
 }
 
 impl Jobs {
+    /// A job table whose jobs run on the current tokio runtime (panics outside one).
     pub fn new(prover: Arc<FilecoinProver>, limits: Limits, metrics: Arc<Metrics>) -> Arc<Jobs> {
         let epoch = next_epoch();
         Arc::new(Jobs {
+            runtime: tokio::runtime::Handle::current(),
             table: Mutex::new(Table::default()),
             prover,
             limits,
@@ -299,7 +312,7 @@ impl Jobs {
             circuit: decoded.circuit,
             submitted: Instant::now(),
             request: Mutex::new(Some(decoded.request)),
-            cancelled: AtomicBool::new(false),
+            cancel: Mutex::new(Cancel::default()),
             phase,
             seq,
         });
@@ -345,20 +358,12 @@ impl Jobs {
             }
             Phase::Running => {
                 drop(t);
-                job.cancelled.store(true, Ordering::Release);
+                let mut cancel = job.cancel.lock().unwrap();
+                cancel.asked = true;
+                if let Some(engine) = &cancel.engine {
+                    engine.cancel();
+                }
                 log::info!("job={} cancelled while running", job.id);
-                // The job may still be preparing, before the engine knows it:
-                // ask again until the engine takes the cancellation or the job ends.
-                let engine = self.prover.engine().clone();
-                let j = job.clone();
-                std::thread::spawn(move || {
-                    while !matches!(j.phase(), Phase::Done(_)) {
-                        if engine.cancel(&j.id) {
-                            return;
-                        }
-                        std::thread::sleep(Duration::from_millis(20));
-                    }
-                });
                 Some(true)
             }
         }
@@ -462,27 +467,11 @@ impl Jobs {
             }
             job.phase.send_replace(Phase::Running);
             let me = self.clone();
-            let name = format!("job-{}", job.seq);
-            let j = job.clone();
-            let spawned = std::thread::Builder::new()
-                .name(name)
-                .spawn(move || me.run(j, request));
-            if let Err(e) = spawned {
-                t.running -= 1;
-                if critical {
-                    t.running_critical -= 1;
-                }
-                self.finish_locked(
-                    t,
-                    &job,
-                    Outcome::Failed(format!("cannot start a thread for the job: {e}")),
-                    Times::default(),
-                );
-            }
+            self.runtime.spawn(me.run(job.clone(), request));
         }
     }
 
-    fn run(self: Arc<Self>, job: Arc<Job>, request: Request) {
+    async fn run(self: Arc<Self>, job: Arc<Job>, request: Request) {
         let started = Instant::now();
         let daemon_wait = started - job.submitted;
         let stages = self.prover.engine().watch(&job.id);
@@ -490,10 +479,7 @@ impl Jobs {
             // Names the set for GetStatus before it is loaded.
             let _ = self.circuit_params(c);
         }
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.prover.prove(&job.id, &request, job.priority)
-        }));
-        drop(request);
+        let result = self.prove(&job, request).await;
         let units = match &result {
             Ok(Ok(o)) => o.partitions.max(1),
             _ => 1,
@@ -506,7 +492,7 @@ impl Jobs {
             gpu: secs(stages.seconds("g1_side")),
             total: job.submitted.elapsed(),
         };
-        let cancelled = job.cancelled.load(Ordering::Acquire);
+        let cancelled = job.cancel.lock().unwrap().asked;
         let outcome = match result {
             Ok(Ok(out)) => {
                 times.srs_load = out.timings.params_load;
@@ -526,6 +512,41 @@ impl Jobs {
         self.pump(&mut t);
         drop(t);
         self.refresh_gauges();
+    }
+
+    /// Proves a job's request: its circuits are built and handed to the engine
+    /// on a blocking thread (parameters may be read meanwhile), then the
+    /// engine's future is awaited here. A panic comes back as the outer Err.
+    async fn prove(
+        &self,
+        job: &Arc<Job>,
+        request: Request,
+    ) -> Result<crossgroth_filecoin::Result<Output>, Box<dyn std::any::Any + Send>> {
+        let prover = self.prover.clone();
+        let (id, priority) = (job.id.clone(), job.priority);
+        let submitted =
+            tokio::task::spawn_blocking(move || prover.submit(&id, &request, priority)).await;
+        let submitted = match submitted {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return Ok(Err(e)),
+            Err(e) if e.is_panic() => return Err(e.into_panic()),
+            Err(e) => {
+                return Ok(Err(crossgroth_filecoin::FilecoinError::Proving(
+                    crossgroth::Error::Invalid(format!("the job's task ended: {e}")),
+                )))
+            }
+        };
+        {
+            let mut cancel = job.cancel.lock().unwrap();
+            let engine = submitted.canceller();
+            if cancel.asked {
+                engine.cancel();
+            }
+            cancel.engine = Some(engine);
+        }
+        std::panic::AssertUnwindSafe(submitted.finish())
+            .catch_unwind()
+            .await
     }
 
     fn finish_locked(&self, t: &mut Table, job: &Arc<Job>, outcome: Outcome, times: Times) {

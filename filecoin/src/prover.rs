@@ -1,11 +1,13 @@
 //! Filecoin proofs as engine jobs: decode, plan, check the parameters, prove the
 //! partitions together, verify with filecoin-proofs, return its bytes.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossgroth::engine::{Engine, Job, Priority, SetLease};
+use crossgroth::engine::{Engine, Job, JobCanceller, JobHandle, Priority, SetLease};
 use crossgroth::groth16::PROOF_BYTES;
+use crossgroth::synthesis::RecordedShape;
 use crossgroth::{Error, Scalar};
 use filecoin_proofs::types::PoStType;
 
@@ -173,6 +175,24 @@ impl FilecoinProver {
         priority: Priority,
         randomness: Option<(Vec<Scalar>, Vec<Scalar>)>,
     ) -> Result<Output> {
+        let submitted = self.submit_with(id, request, priority, randomness)?;
+        futures::executor::block_on(submitted.finish())
+    }
+
+    /// Builds `request`'s circuits and hands them to the engine as job `id`,
+    /// blocking while its parameters are read (or its shape recorded); the
+    /// proof is then awaited with [`Submitted::finish`].
+    pub fn submit(&self, id: &str, request: &Request, priority: Priority) -> Result<Submitted> {
+        self.submit_with(id, request, priority, None)
+    }
+
+    fn submit_with(
+        &self,
+        id: &str,
+        request: &Request,
+        priority: Priority,
+        randomness: Option<(Vec<Scalar>, Vec<Scalar>)>,
+    ) -> Result<Submitted> {
         let start = Instant::now();
         let mut plan = request.plan()?;
         let planned = start.elapsed();
@@ -188,7 +208,6 @@ impl FilecoinProver {
                 .check_loaded(&plan.params, lease.params(), &shape.shape())?;
         }
         let prepare = planned + t.elapsed();
-        let t = Instant::now();
         let mut job = Job::from_synthesizers(id, lease.params().clone(), units.synthesizers)
             .with_priority(priority);
         if let Some(shape) = &units.shape {
@@ -197,14 +216,78 @@ impl FilecoinProver {
         if let Some((r, s)) = randomness {
             job = job.with_randomness(r, s);
         }
-        let proofs = self
+        let params_path = self.params.path(&plan.params);
+        let handle = self
             .engine
             .submit(job)
-            .and_then(|h| h.wait())
-            .map_err(|e| self.explain(e, &plan, units.shape.as_deref()))?;
+            .map_err(|e| explain(e, &plan, units.shape.as_deref(), &params_path))?;
+        Ok(Submitted {
+            id: id.to_string(),
+            kind: request.kind(),
+            insecure: self.params.is_insecure(&plan.params),
+            plan,
+            lease,
+            shape: units.shape,
+            recorded_now: units.recorded_now,
+            params_path,
+            handle,
+            start,
+            submitted: Instant::now(),
+            prepare,
+            params_load,
+        })
+    }
+}
+
+/// A Filecoin proof in the engine: its handle, and what turns the engine's
+/// proofs into filecoin-proofs' bytes once they are out. It keeps the
+/// parameter set resident until then.
+pub struct Submitted {
+    id: String,
+    kind: &'static str,
+    plan: Plan,
+    lease: SetLease,
+    shape: Option<Arc<RecordedShape>>,
+    recorded_now: bool,
+    insecure: bool,
+    params_path: PathBuf,
+    handle: JobHandle,
+    start: Instant,
+    submitted: Instant,
+    prepare: Duration,
+    params_load: Duration,
+}
+
+impl Submitted {
+    /// What cancels the job while it is awaited.
+    pub fn canceller(&self) -> JobCanceller {
+        self.handle.canceller()
+    }
+
+    /// Awaits the engine's proofs, then has filecoin-proofs' verifier check
+    /// their bytes (milliseconds, on the caller's thread).
+    pub async fn finish(self) -> Result<Output> {
+        let Submitted {
+            id,
+            kind,
+            mut plan,
+            lease,
+            shape,
+            recorded_now,
+            insecure,
+            params_path,
+            handle,
+            start,
+            submitted,
+            prepare,
+            params_load,
+        } = self;
+        let proofs = handle
+            .await
+            .map_err(|e| explain(e, &plan, shape.as_deref(), &params_path))?;
         // The set may be evicted once the proofs are out.
         drop(lease);
-        let prove = t.elapsed();
+        let prove = submitted.elapsed();
         let mut bytes = Vec::with_capacity(proofs.len() * PROOF_BYTES);
         for p in &proofs {
             bytes.extend_from_slice(&p.to_bytes());
@@ -220,8 +303,7 @@ impl FilecoinProver {
             total: start.elapsed(),
         };
         log::info!(
-            "crossgroth-filecoin job={id} kind={} circuit={} partitions={} prepare_ms={} params_ms={} prove_ms={} verify_ms={} total_ms={}",
-            request.kind(),
+            "crossgroth-filecoin job={id} kind={kind} circuit={} partitions={} prepare_ms={} params_ms={} prove_ms={} verify_ms={} total_ms={}",
             plan.params.label(),
             plan.partitions,
             timings.prepare.as_millis(),
@@ -235,35 +317,35 @@ impl FilecoinProver {
             partitions: plan.partitions,
             circuit: plan.params.label(),
             timings,
-            recorded_shape: units.recorded_now,
-            insecure_params: self.params.is_insecure(&plan.params),
+            recorded_shape: recorded_now,
+            insecure_params: insecure,
         })
     }
+}
 
-    /// Names what an engine error is about in Filecoin's terms.
-    fn explain(
-        &self,
-        e: Error,
-        plan: &Plan,
-        shape: Option<&crossgroth::synthesis::RecordedShape>,
-    ) -> FilecoinError {
-        match e {
-            Error::Unsatisfied { row, path, circuit } => FilecoinError::Unsatisfied {
-                partition: circuit.unwrap_or(0),
-                partitions: plan.partitions,
-                row,
-                name: path
-                    .or_else(|| shape.and_then(|s| s.row_name(row)))
-                    .filter(|n| !n.is_empty()),
-            },
-            e @ Error::ParamsMismatch { .. } => FilecoinError::Params {
-                path: self.params.path(&plan.params),
-                reason: format!(
-                    "does not fit the {} circuit ({e}): it belongs to another circuit",
-                    plan.params.label()
-                ),
-            },
-            e => FilecoinError::Proving(e),
-        }
+/// Names what an engine error is about in Filecoin's terms.
+fn explain(
+    e: Error,
+    plan: &Plan,
+    shape: Option<&RecordedShape>,
+    params_path: &Path,
+) -> FilecoinError {
+    match e {
+        Error::Unsatisfied { row, path, circuit } => FilecoinError::Unsatisfied {
+            partition: circuit.unwrap_or(0),
+            partitions: plan.partitions,
+            row,
+            name: path
+                .or_else(|| shape.and_then(|s| s.row_name(row)))
+                .filter(|n| !n.is_empty()),
+        },
+        e @ Error::ParamsMismatch { .. } => FilecoinError::Params {
+            path: params_path.to_path_buf(),
+            reason: format!(
+                "does not fit the {} circuit ({e}): it belongs to another circuit",
+                plan.params.label()
+            ),
+        },
+        e => FilecoinError::Proving(e),
     }
 }

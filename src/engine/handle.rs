@@ -38,6 +38,14 @@ impl JobHandle {
         }
     }
 
+    /// What cancels this job from elsewhere while this handle is awaited.
+    pub fn canceller(&self) -> JobCanceller {
+        JobCanceller {
+            id: self.id.clone(),
+            engine: self.engine.clone(),
+        }
+    }
+
     /// Blocks the calling thread until the job resolves.
     pub fn wait(self) -> Result<Vec<Proof>> {
         futures::executor::block_on(self)
@@ -54,5 +62,29 @@ impl Future for JobHandle {
                 "the engine shut down before the job finished".into(),
             )),
         })
+    }
+}
+
+/// Cancels one job, from any thread, without its handle.
+#[derive(Clone)]
+pub struct JobCanceller {
+    id: String,
+    engine: Weak<Shared>,
+}
+
+impl std::fmt::Debug for JobCanceller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobCanceller")
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+impl JobCanceller {
+    /// As [`JobHandle::cancel`]; false if the job was no longer in flight.
+    pub fn cancel(&self) -> bool {
+        self.engine
+            .upgrade()
+            .is_some_and(|engine| engine.cancel(&self.id))
     }
 }

@@ -25,7 +25,7 @@ mod stats;
 mod tasks;
 mod workers;
 
-pub use handle::JobHandle;
+pub use handle::{JobCanceller, JobHandle};
 pub use job::{Job, Priority, Synthesizer};
 pub use memory::{resident_anon_bytes, Budget, BudgetUse, MemoryState};
 pub use resident::{recording_estimate, Eviction, ResidentSet, SetCounts, SetLease};
