@@ -646,12 +646,7 @@ fn position(t: &Table, job: &Arc<Job>) -> u32 {
 /// or filecoin-proofs meeting an input they do not expect: the request is
 /// refused as such, with the panic's first line for whoever reads the log.
 fn panic_reply(kind: ProofKind, panic: &(dyn std::any::Any + Send)) -> String {
-    let text = panic
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| panic.downcast_ref::<&str>().copied())
-        .unwrap_or("no message");
-    let first = text.lines().next().unwrap_or_default().trim();
+    let first = crossgroth_filecoin::panic_first_line(panic).unwrap_or("no message");
     let first: String = first.chars().take(160).collect();
     format!(
         "the {} request's inputs (its vanilla proofs or C1 output) are not what its circuit expects: \

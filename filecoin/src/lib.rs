@@ -21,6 +21,7 @@ pub mod registered;
 mod shapes;
 pub mod snap;
 pub mod test_sector;
+mod vanilla;
 
 use std::path::{Path, PathBuf};
 
@@ -31,6 +32,7 @@ pub use porep::PoRepRequest;
 pub use post::PoStRequest;
 pub use prover::{FilecoinOptions, FilecoinProver, Output, Request, Timings};
 pub use snap::SnapRequest;
+pub use vanilla::panic_first_line;
 
 use shapes::with_tree;
 

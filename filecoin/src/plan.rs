@@ -116,7 +116,11 @@ fn recorded_units<C: Circuit<Scalar> + Send + 'static>(
     let (shape, recorded) = lease
         .shape_or_record(estimate, || {
             let c = first.take().expect("recorded once");
-            RecordedShape::record(c)
+            let (shape, asg) = RecordedShape::record(c)?;
+            // A shape that does not fit the parameters is never kept: every
+            // later proof of the set would follow it.
+            lease.params().check_shape(&shape.shape())?;
+            Ok((shape, asg))
         })
         .map_err(FilecoinError::Proving)?;
     let recorded_now = recorded.is_some();

@@ -5,13 +5,15 @@ use filecoin_hashers::Domain;
 use filecoin_proofs::constants::DefaultPieceHasher;
 use filecoin_proofs::parameters::{public_params, setup_params};
 use filecoin_proofs::types::PoRepConfig;
-use filecoin_proofs::{as_safe_commitment, DefaultPieceDomain};
+use filecoin_proofs::{as_safe_commitment, DefaultPieceDomain, DefaultTreeHasher};
 use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use filecoin_proofs_api::{ApiFeature, RegisteredSealProof, SectorId};
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::parameter_cache::CacheableParameters;
-use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
+use storage_proofs_porep::stacked::{
+    self, generate_replica_id, StackedCircuit, StackedCompound, StackedDrg,
+};
 
 use crate::error::{FilecoinError, Result};
 use crate::inputs::{self, C1Input};
@@ -19,6 +21,7 @@ use crate::params::CircuitParams;
 use crate::plan::Plan;
 use crate::registered;
 use crate::shapes::with_tree;
+use crate::vanilla;
 
 /// A PoRep C2 request as Curio sends it.
 #[derive(Clone, Debug)]
@@ -85,6 +88,22 @@ pub(crate) fn plan(req: &PoRepRequest) -> Result<Plan> {
         )));
     }
     let (comm_r, comm_d, ticket, seed) = (output.comm_r, output.comm_d, output.ticket, output.seed);
+    commitments_are_field_elements(&output)?;
+    // The replica id binds the C1 output to its miner and sector: another one would
+    // prove a statement the verifier never accepts.
+    let replica_id = generate_replica_id::<DefaultTreeHasher, _>(
+        &prover_id,
+        sector,
+        &ticket,
+        comm_d,
+        &config.porep_id,
+    );
+    if replica_id != output.replica_id {
+        return Err(FilecoinError::input(format!(
+            "the C1 output's replica_id is not the one of miner_id {} and sector {sector} with its ticket and comm_d: the C1 output is another miner's or sector's, or was altered",
+            req.miner_id
+        )));
+    }
     let built = with_tree!(size, build, &config, output)?;
     let verify = move |bytes: &[u8]| {
         filecoin_proofs_api::seal::verify_seal(
@@ -100,6 +119,22 @@ pub(crate) fn plan(req: &PoRepRequest) -> Result<Plan> {
         .map_err(|e| FilecoinError::filecoin("filecoin-proofs' verify_seal", e))
     };
     Ok(built.with_verifier("PoRep C2", verify))
+}
+
+/// The C1 output's values that storage-proofs converts to field elements unchecked.
+fn commitments_are_field_elements(output: &SealCommitPhase1Output) -> Result<()> {
+    for (name, value) in [
+        ("comm_d", &output.comm_d[..]),
+        ("comm_r", &output.comm_r[..]),
+        ("replica_id", output.replica_id.as_ref()),
+    ] {
+        if !vanilla::is_field_element(value) {
+            return Err(FilecoinError::input(format!(
+                "the C1 output's {name} is not a field element (above the BLS12-381 scalar modulus)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn build<Tree: 'static + MerkleTreeTrait>(
@@ -119,12 +154,14 @@ pub fn request_circuits<Tree: 'static + MerkleTreeTrait>(
 }
 
 /// The partitions' circuits of a C1 output, exactly as `seal_commit_phase2` makes
-/// them (and the same checks first).
+/// them (and the same checks first), built only after storage-proofs' vanilla
+/// verification of the C1 output passes.
 pub fn circuits<Tree: 'static + MerkleTreeTrait>(
     config: &PoRepConfig,
     output: SealCommitPhase1Output,
 ) -> Result<PoRepCircuits<Tree>> {
     let err = |e| FilecoinError::filecoin("the C1 output", e);
+    commitments_are_field_elements(&output)?;
     let SealCommitPhase1Output {
         registered_proof,
         vanilla_proofs,
@@ -141,18 +178,18 @@ pub fn circuits<Tree: 'static + MerkleTreeTrait>(
             )));
         }
     }
-    let vanilla: Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>> =
+    let partition_proofs: Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>> =
         vanilla_proofs.try_into().map_err(|e: anyhow::Error| {
             FilecoinError::input(format!(
                 "the C1 output's vanilla proofs do not have the tree shape of {registered_proof:?}: {e:#}"
             ))
         })?;
     let partitions = usize::from(config.partitions);
-    if vanilla.len() != partitions || vanilla.iter().any(|p| p.is_empty()) {
+    if partition_proofs.len() != partitions || partition_proofs.iter().any(|p| p.is_empty()) {
         return Err(FilecoinError::input(format!(
             "{registered_proof:?} has {partitions} partitions; the C1 output holds vanilla proofs for {} ({} of them empty)",
-            vanilla.len(),
-            vanilla.iter().filter(|p| p.is_empty()).count()
+            partition_proofs.len(),
+            partition_proofs.iter().filter(|p| p.is_empty()).count()
         )));
     }
     let replica_id: blstrs::Scalar = replica_id.into();
@@ -165,8 +202,9 @@ pub fn circuits<Tree: 'static + MerkleTreeTrait>(
         k: None,
         seed: Some(seed),
     };
+    let vanilla_setup = setup_params(config).map_err(err)?;
     let setup = compound_proof::SetupParams {
-        vanilla_params: setup_params(config).map_err(err)?,
+        vanilla_params: vanilla_setup.clone(),
         partitions: Some(partitions),
         priority: false,
     };
@@ -175,20 +213,30 @@ pub fn circuits<Tree: 'static + MerkleTreeTrait>(
         _,
     >>::setup(&setup)
     .map_err(err)?;
-    let circuits = vanilla
-        .iter()
-        .enumerate()
-        .map(|(k, proof)| {
-            StackedCompound::<Tree, DefaultPieceHasher>::circuit(
-                &public_inputs,
-                (),
-                proof,
-                &compound.vanilla_params,
-                Some(k),
-            )
-            .map_err(err)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    // seal_commit_phase2 leaves the vanilla verification to C1; a C1 output edited
+    // since must not reach the circuits.
+    vanilla::porep(
+        &vanilla_setup,
+        &compound.vanilla_params,
+        &public_inputs,
+        &partition_proofs,
+    )?;
+    let circuits = vanilla::guarded("the C1 output's vanilla proofs", || {
+        partition_proofs
+            .iter()
+            .enumerate()
+            .map(|(k, proof)| {
+                StackedCompound::<Tree, DefaultPieceHasher>::circuit(
+                    &public_inputs,
+                    (),
+                    proof,
+                    &compound.vanilla_params,
+                    Some(k),
+                )
+                .map_err(err)
+            })
+            .collect::<Result<Vec<_>>>()
+    })?;
     Ok(PoRepCircuits {
         params: params::<Tree>(registered_proof)?,
         circuits,

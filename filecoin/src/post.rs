@@ -29,6 +29,7 @@ use crate::params::CircuitParams;
 use crate::plan::Plan;
 use crate::registered;
 use crate::shapes::with_tree;
+use crate::vanilla;
 
 /// A WinningPoSt or WindowPoSt request as Curio sends it.
 #[derive(Clone, Debug)]
@@ -107,13 +108,20 @@ fn build<Tree: 'static + MerkleTreeTrait>(
             )
         })
         .collect::<Result<Vec<_>>>()?;
+    // The bytes as sent: converting an unchecked comm_r to a field element panics.
     let replicas = sectors
         .iter()
-        .map(|s| {
-            let comm_r = filecoin_proofs::commitment_from_fr(s.comm_r.into());
-            (s.sector_id, PublicReplicaInfo::new(proof, comm_r))
+        .enumerate()
+        .map(|(i, s)| {
+            let comm_r = <[u8; 32]>::try_from(s.comm_r.as_ref()).map_err(|_| {
+                FilecoinError::input(format!(
+                    "vanilla_proofs[{i}] (sector {}): comm_r is not 32 bytes",
+                    s.sector_id
+                ))
+            })?;
+            Ok((s.sector_id, PublicReplicaInfo::new(proof, comm_r)))
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let c = circuits::<Tree>(proof, &randomness, prover_id, sectors, partition_index)?;
     Ok((
         Plan::new(c.params, c.circuits).recording_does_not_pay(),
@@ -142,8 +150,8 @@ pub fn request_circuits<Tree: 'static + MerkleTreeTrait>(
     )
 }
 
-/// The circuits filecoin-proofs proves for these vanilla proofs (the same checks
-/// first, the vanilla proofs' own verification among them).
+/// The circuits filecoin-proofs proves for these vanilla proofs, built only after
+/// the vanilla proofs' structure and storage-proofs' own verification of them pass.
 pub fn circuits<Tree: 'static + MerkleTreeTrait>(
     proof: RegisteredPoStProof,
     randomness: &[u8; 32],
@@ -192,6 +200,20 @@ pub fn circuits<Tree: 'static + MerkleTreeTrait>(
     };
     let pub_params: compound_proof::PublicParams<'_, FallbackPoSt<'_, Tree>> =
         FallbackPoStCompound::setup(&setup).map_err(err)?;
+    vanilla::post_structure(&config, &sectors)?;
+    let challenges = |partition| {
+        vanilla::post_challenges(
+            &pub_params.vanilla_params,
+            &config.typ,
+            randomness_safe,
+            partition,
+            &sectors,
+        )
+    };
+    // storage-proofs' verification of a WinningPoSt opens only its first challenge.
+    if config.typ == PoStType::Winning {
+        challenges(0)?;
+    }
     let pub_inputs = fallback::PublicInputs {
         randomness: randomness_safe,
         prover_id: prover_id_safe,
@@ -204,7 +226,8 @@ pub fn circuits<Tree: 'static + MerkleTreeTrait>(
             .collect(),
         k,
     };
-    let partitioned = match config.typ {
+    let refused = |e| vanilla::refused("vanilla_proofs", e);
+    let partitioned = vanilla::guarded("vanilla_proofs", || match config.typ {
         PoStType::Winning => {
             let n = pub_params.partitions.unwrap_or(1);
             partition_vanilla_proofs(
@@ -214,30 +237,41 @@ pub fn circuits<Tree: 'static + MerkleTreeTrait>(
                 n,
                 &sectors,
             )
-            .map_err(err)?
+            .map_err(refused)
         }
-        PoStType::Window => vec![single_partition_vanilla_proofs(
+        PoStType::Window => single_partition_vanilla_proofs(
             &config,
             &pub_params.vanilla_params,
             &pub_inputs,
             &sectors,
         )
-        .map_err(err)?],
+        .map(|p| vec![p])
+        .map_err(refused),
+    });
+    // storage-proofs says only that some proof failed; name the first that does.
+    let partitioned = match partitioned {
+        Ok(p) => p,
+        Err(e) => {
+            challenges(partition_index)?;
+            return Err(e);
+        }
     };
-    let circuits = partitioned
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            FallbackPoStCompound::<Tree>::circuit(
-                &pub_inputs,
-                Default::default(),
-                p,
-                &pub_params.vanilla_params,
-                Some(i),
-            )
-            .map_err(err)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let circuits = vanilla::guarded("vanilla_proofs", || {
+        partitioned
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                FallbackPoStCompound::<Tree>::circuit(
+                    &pub_inputs,
+                    Default::default(),
+                    p,
+                    &pub_params.vanilla_params,
+                    Some(i),
+                )
+                .map_err(err)
+            })
+            .collect::<Result<Vec<_>>>()
+    })?;
     Ok(PoStCircuits {
         params: params::<Tree>(proof)?,
         circuits,

@@ -20,6 +20,7 @@ use crate::params::CircuitParams;
 use crate::plan::Plan;
 use crate::registered;
 use crate::shapes::with_tree;
+use crate::vanilla;
 
 /// A SnapDeals request as Curio sends it.
 #[derive(Clone, Debug)]
@@ -108,21 +109,34 @@ pub fn request_circuits<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     circuits::<Tree>(proof, vanilla, comms)
 }
 
-/// The partitions' circuits, exactly as filecoin-proofs makes them.
+/// The partitions' circuits, exactly as filecoin-proofs makes them, built only after
+/// storage-proofs' vanilla verification of every partition proof passes.
 pub fn circuits<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     proof: RegisteredUpdateProof,
-    vanilla: Vec<PartitionProof<Tree>>,
+    partition_proofs: Vec<PartitionProof<Tree>>,
     comms: Commitments,
 ) -> Result<SnapCircuits<Tree>> {
     let err = |e| FilecoinError::filecoin("SnapDeals", e);
     let porep_config: PoRepConfig = proof.as_v1_config();
     let config = SectorUpdateConfig::from_porep_config(&porep_config);
     let partitions = usize::from(config.update_partitions);
-    if vanilla.len() != partitions {
+    if partition_proofs.len() != partitions {
         return Err(FilecoinError::input(format!(
             "{proof:?} has {partitions} partitions; {} partition vanilla proofs were given",
-            vanilla.len()
+            partition_proofs.len()
         )));
+    }
+    // storage-proofs reads the commitments as field elements and panics on others.
+    for (name, bytes) in [
+        ("comm_r_old", &comms.comm_r_old),
+        ("comm_r_new", &comms.comm_r_new),
+        ("comm_d_new", &comms.comm_d_new),
+    ] {
+        if !vanilla::is_field_element(bytes) {
+            return Err(FilecoinError::input(format!(
+                "{name} is not a field element (above the BLS12-381 scalar modulus)"
+            )));
+        }
     }
     let domain = |bytes: &[u8; 32], name: &str| {
         <TreeRHasher as Hasher>::Domain::try_from_bytes(bytes)
@@ -145,20 +159,24 @@ pub fn circuits<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         priority: false,
     };
     let compound = EmptySectorUpdateCompound::<Tree>::setup(&setup).map_err(err)?;
-    let circuits = vanilla
-        .iter()
-        .enumerate()
-        .map(|(k, p)| {
-            EmptySectorUpdateCompound::<Tree>::circuit(
-                &public_inputs,
-                (),
-                p,
-                &compound.vanilla_params,
-                Some(k),
-            )
-            .map_err(err)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    // filecoin-proofs proves without verifying the partition proofs first.
+    vanilla::snap(&compound.vanilla_params, &public_inputs, &partition_proofs)?;
+    let circuits = vanilla::guarded("vanilla_proofs", || {
+        partition_proofs
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                EmptySectorUpdateCompound::<Tree>::circuit(
+                    &public_inputs,
+                    (),
+                    p,
+                    &compound.vanilla_params,
+                    Some(k),
+                )
+                .map_err(err)
+            })
+            .collect::<Result<Vec<_>>>()
+    })?;
     Ok(SnapCircuits {
         params: params::<Tree>(proof),
         circuits,

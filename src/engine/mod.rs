@@ -344,6 +344,12 @@ impl Engine {
         self.shared.evict_set(name, false)
     }
 
+    /// Per device: (free, total) memory as its driver reports it (None where
+    /// the backend has no device memory to report).
+    pub fn device_memory(&self) -> Vec<Option<(usize, usize)>> {
+        self.shared.backends.iter().map(|b| b.memory()).collect()
+    }
+
     /// The parameter sets kept between jobs.
     pub fn resident_sets(&self) -> Vec<ResidentSet> {
         self.shared.resident_sets()

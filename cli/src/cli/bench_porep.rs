@@ -65,6 +65,12 @@ pub struct BenchPoRepArgs {
     /// Seed of the fabricated proofs and of the parameters' toxic waste.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// After the jobs, this many evict-and-reload cycles of the parameter set:
+    /// each evicts it (host copy and device bases), prints resident and device
+    /// memory against their level before it was loaded, then generates it
+    /// again and proves one partition so that the device holds it again.
+    #[arg(long, default_value_t = 0)]
+    evict_cycles: usize,
 }
 
 pub fn run(args: BenchPoRepArgs) -> Result<()> {
@@ -139,26 +145,6 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
         return Ok(());
     }
 
-    let stage = Stage::start("generating parameters (insecure, in memory)");
-    let report = |what: &str, done: usize, total: usize| stage.step(what, done, total);
-    let options = SetupOptions {
-        device: backends[0].setup_device(),
-        progress: Some(&report),
-    };
-    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(args.seed);
-    let params = std::sync::Arc::new(groth16::generate_random_parameters_for_shape(
-        shape, &mut rng, &options,
-    )?);
-    let setup_s = stage.finish();
-    println!(
-        "parameters: {} in memory, generated in {setup_s:.1} s ({} h, {} l, {} a, {} b points)",
-        bytesize::ByteSize(params.heap_bytes() as u64),
-        params.h.len(),
-        params.l.len(),
-        params.a.len(),
-        params.b_g1.len()
-    );
-
     let mut config = EngineConfig {
         placement: PlacementConfig {
             release_host_copies: args.release_host_copies,
@@ -181,8 +167,37 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
         config.synthesis_workers,
         bytesize::ByteSize(config.memory_budget as u64)
     );
+    let engine_backend = backends[0].clone();
     let engine = Engine::start(config, backends)?;
     engine.wait_ready();
+    // The level the set's eviction must return to.
+    let level = memory_now(&engine);
+    // Generated into the engine's resident sets, as a daemon loads a file:
+    // charged to the budget before it starts, freed by eviction.
+    let set_name = format!("bench-porep-{name}");
+    let expected = expected_params_bytes(shape);
+    let generate = || -> std::result::Result<groth16::Parameters, crossgroth::Error> {
+        let stage = Stage::start("generating parameters (insecure, in memory)");
+        let report = |what: &str, done: usize, total: usize| stage.step(what, done, total);
+        let options = SetupOptions {
+            device: engine_backend.setup_device(),
+            progress: Some(&report),
+        };
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(args.seed);
+        let params = groth16::generate_random_parameters_for_shape(shape, &mut rng, &options)?;
+        let setup_s = stage.finish();
+        println!(
+            "parameters: {} in memory, generated in {setup_s:.1} s ({} h, {} l, {} a, {} b points)",
+            bytesize::ByteSize(params.heap_bytes() as u64),
+            params.h.len(),
+            params.l.len(),
+            params.a.len(),
+            params.b_g1.len()
+        );
+        Ok(params)
+    };
+    let (lease, _) = engine.acquire_set(&set_name, expected, generate)?;
+    let params = lease.params().clone();
     let started = Instant::now();
     let mut handles = vec![];
     for j in 0..args.jobs {
@@ -206,6 +221,39 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
             bytesize::ByteSize(st.memory.charged as u64)
         );
         done_at.push(t);
+    }
+    drop((lease, params));
+    for cycle in 1..=args.evict_cycles {
+        engine.wait_idle();
+        let with_set = memory_now(&engine);
+        let evicted = engine
+            .evict_set(&set_name)
+            .ok_or_else(|| anyhow::anyhow!("{set_name} was not resident"))?;
+        let after = memory_now(&engine);
+        println!(
+            "evict cycle {cycle}: resident {} with the set, {} after its eviction, level {}; \
+             device memory in use {} with, {} after, level {}; freed {} of host and {} of device memory",
+            bytes(with_set.0),
+            bytes(after.0),
+            bytes(level.0),
+            bytes(with_set.1),
+            bytes(after.1),
+            bytes(level.1),
+            bytes(evicted.host_bytes),
+            bytes(evicted.device_bytes),
+        );
+        if cycle == args.evict_cycles {
+            break;
+        }
+        let (lease, _) = engine.acquire_set(&set_name, expected, generate)?;
+        let units = bench.synthesizers(0..1, args.seed, !args.direct)?;
+        let mut job =
+            Job::from_synthesizers(format!("reload-{cycle}"), lease.params().clone(), units)
+                .unchecked_benchmark();
+        if !args.direct {
+            job = job.with_recorded_shape(bench.shape.clone());
+        }
+        engine.submit(job)?.wait()?;
     }
     let summary = engine.shutdown();
     super::engine_run::print_summary(&summary);
@@ -366,4 +414,29 @@ fn print_scalar_mix(asg: &crossgroth::synthesis::Assignment) {
             100.0 * wide as f64 / n
         );
     }
+}
+
+/// The process's anonymous resident memory and the first device's memory in
+/// use, both as the system reports them.
+fn memory_now(engine: &Engine) -> (usize, usize) {
+    let resident = crossgroth::engine::resident_anon_bytes().unwrap_or(0);
+    let device = engine
+        .device_memory()
+        .first()
+        .copied()
+        .flatten()
+        .map_or(0, |(free, total)| total - free);
+    (resident, device)
+}
+
+fn bytes(n: usize) -> bytesize::ByteSize {
+    bytesize::ByteSize(n as u64)
+}
+
+/// An upper bound of the parameters' host bytes for `shape`: H over the
+/// domain, L, A and B_G1 over every variable, B_G2 likewise.
+fn expected_params_bytes(shape: &crossgroth::synthesis::RecordedShape) -> usize {
+    let domain = shape.num_rows().next_power_of_two();
+    let vars = shape.num_inputs() + shape.num_aux();
+    (domain + 3 * vars) * 96 + vars * 192
 }
