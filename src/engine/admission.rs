@@ -2,6 +2,7 @@
 //! and charged against the memory budget, and the queue circuits wait in for it.
 
 use std::collections::{BinaryHeap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::job::JobState;
@@ -20,9 +21,45 @@ pub(super) struct Admission {
     /// Bytes per circuit, by parameter set and whether its circuits are
     /// witness-only, calibrated from measured assignments.
     pub(super) estimates: HashMap<(usize, bool), usize>,
+    /// Running syntheses: each one's estimate and the bytes it reported
+    /// having written (see [`crate::synthesis::progress`]).
+    pub(super) running: Vec<Arc<Writing>>,
+}
+
+/// One running synthesis as the budget sees it.
+pub(super) struct Writing {
+    pub(super) estimate: usize,
+    pub(super) written: Arc<AtomicUsize>,
 }
 
 impl Admission {
+    /// Recounts what the running syntheses have yet to write.
+    pub(super) fn refresh_pending(&mut self) {
+        self.mem.pending = self
+            .running
+            .iter()
+            .map(|w| w.estimate.saturating_sub(w.written.load(Ordering::Relaxed)))
+            .sum();
+    }
+
+    /// Counts a synthesis of `estimate` bytes from its admission.
+    pub(super) fn start_writing(&mut self, estimate: usize) -> Arc<Writing> {
+        let w = Arc::new(Writing {
+            estimate,
+            written: Arc::new(AtomicUsize::new(0)),
+        });
+        self.running.push(w.clone());
+        self.mem.pending += estimate;
+        w
+    }
+
+    /// Stops counting a synthesis that ended: what it holds is resident, or
+    /// was measured and charged.
+    pub(super) fn stop_writing(&mut self, w: &Arc<Writing>) {
+        self.running.retain(|r| !Arc::ptr_eq(r, w));
+        self.refresh_pending();
+    }
+
     /// Bytes one circuit of `job` is expected to hold from its synthesis until
     /// the device takes it: calibrated from measured runs once there are some,
     /// else its witness for a witness-only job, else estimated from the

@@ -139,7 +139,8 @@ pub(crate) struct JobState {
     /// Whether rows are checked and proofs verified (see Job::unchecked_benchmark).
     pub checked: bool,
     /// Bytes of one circuit's witness where the circuits stay witness-only
-    /// until a device takes them (see Job::with_recorded_shape).
+    /// until a device takes them (see Job::with_recorded_shape): decided once,
+    /// at submission, from whether every device computes a, b and c.
     pub witness_bytes: Option<usize>,
     pub cancelled: AtomicBool,
     pub results: Mutex<JobResults>,

@@ -33,6 +33,14 @@ pub struct MemoryState {
     pub loads_waiting: usize,
     /// Last sampled anonymous resident memory.
     pub resident: usize,
+    /// Whether the system reports resident memory (`resident` is then read
+    /// from it, and the budget counts from it).
+    pub resident_known: bool,
+    /// Bytes the running syntheses have yet to write: their estimates less
+    /// what each reported having written.
+    pub pending: usize,
+    /// Bytes reserved for loads and recordings in progress (part of `sets`).
+    pub loading: usize,
     /// True while admission is paused because resident memory crossed the high
     /// mark; it resumes under the low mark (hysteresis).
     pub paused: bool,
@@ -47,11 +55,19 @@ pub struct MemoryState {
 }
 
 impl MemoryState {
-    /// What the budget counts as in use: the larger of what is resident and
-    /// what the process held without jobs, its sets, every charge and the reserve.
+    /// What the budget counts as in use. Where resident memory is known: what
+    /// is resident, what running syntheses have yet to write, what loads have
+    /// yet to read and the devices' reserve, so that the budget fills with
+    /// real memory rather than with the unwritten part of estimates. Elsewhere:
+    /// what the process held without jobs, its sets, every charge and the
+    /// reserve (or what is resident, where a caller set it, if larger).
     pub fn committed(&self) -> usize {
-        self.resident
-            .max(self.baseline + self.sets + self.charged + self.device_reserve)
+        if self.resident_known {
+            self.resident + self.pending + self.loading + self.device_reserve
+        } else {
+            self.resident
+                .max(self.baseline + self.sets + self.charged + self.device_reserve)
+        }
     }
 }
 
@@ -74,10 +90,10 @@ impl Budget {
     /// Whether a unit needing `bytes` may start now. With nothing in flight one unit
     /// is always admitted (a unit larger than the limit is refused before this).
     ///
-    /// What is committed is the larger of what is resident and what the process
-    /// held without jobs plus every charge: charges of running syntheses cover
-    /// what they have yet to allocate, and resident memory catches what estimates
-    /// undercount. Counting both in full would reserve a running synthesis twice.
+    /// What is committed is what is resident plus what is promised and not yet
+    /// written ([`MemoryState::committed`]): a running synthesis is counted by
+    /// its pages as it writes them and by the rest of its estimate until then,
+    /// never twice, and resident memory catches what estimates undercount.
     pub fn admits(&self, state: &mut MemoryState, bytes: usize) -> bool {
         if state.units_in_flight == 0 {
             return true;
@@ -214,6 +230,33 @@ mod tests {
         s.resident = 850;
         assert!(b.admits(&mut s, 10));
         assert!(!s.paused);
+    }
+
+    #[test]
+    fn counts_what_is_resident_and_yet_to_be_written() {
+        let b = Budget::new(1000);
+        let mut s = MemoryState {
+            resident_known: true,
+            units_in_flight: 2,
+            resident: 600,
+            charged: 800,
+            baseline: 100,
+            sets: 200,
+            ..Default::default()
+        };
+        // Charges already written are resident: counted once, not again as charges.
+        assert!(b.admits(&mut s, 400));
+        assert!(!b.admits(&mut s, 401));
+        // What running syntheses have yet to write counts, and so do loads in
+        // progress and the devices' reserve.
+        s.pending = 300;
+        assert!(!b.admits(&mut s, 200));
+        assert!(b.admits(&mut s, 100));
+        s.loading = 50;
+        assert!(!b.admits(&mut s, 100));
+        s.device_reserve = 50;
+        assert_eq!(s.committed(), 1000);
+        assert!(!b.admits(&mut s, 1));
     }
 
     #[test]

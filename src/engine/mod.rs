@@ -162,6 +162,7 @@ impl Engine {
                 queue: BinaryHeap::new(),
                 seq: 0,
                 estimates: HashMap::new(),
+                running: Vec::new(),
             }),
             admission_cv: Condvar::new(),
             device_queue: Mutex::new(BinaryHeap::new()),

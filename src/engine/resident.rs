@@ -497,6 +497,7 @@ impl Shared {
             .sum();
         let mut adm = self.admission.lock().unwrap();
         adm.mem.sets = held + sets.reserved;
+        adm.mem.loading = sets.reserved;
         drop(adm);
         drop(sets);
         self.admission_cv.notify_all();
@@ -531,6 +532,7 @@ impl Shared {
             if alone || adm.mem.committed() + bytes <= limit {
                 sets.reserved += bytes;
                 adm.mem.sets += bytes;
+                adm.mem.loading += bytes;
                 adm.mem.loads_waiting = adm.mem.loads_waiting.saturating_sub(logged as usize);
                 return Ok(());
             }

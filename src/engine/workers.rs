@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use rand_core::OsRng;
 
+use super::admission::Writing;
 use super::job::JobState;
 use super::memory::{resident_anon_bytes, SAMPLE_EVERY};
 use super::shared::{assignment_bytes, Charge, Shared};
@@ -25,7 +26,7 @@ fn scalar_bytes(v: &Vec<Scalar>) -> usize {
 
 /// Takes the highest-priority circuit whose memory the budget admits, waiting for
 /// a task or for memory as needed. None once the engine stops.
-fn admit(s: &Arc<Shared>) -> Option<(SynthTask, Arc<Charge>, usize)> {
+fn admit(s: &Arc<Shared>) -> Option<(SynthTask, Arc<Charge>, Arc<Writing>)> {
     let mut adm = s.admission.lock().unwrap();
     loop {
         if s.stop.load(Ordering::Acquire) {
@@ -42,10 +43,12 @@ fn admit(s: &Arc<Shared>) -> Option<(SynthTask, Arc<Charge>, usize)> {
             // yet, and the first units of a burst must see what is already held.
             if let Some(r) = resident_anon_bytes() {
                 adm.mem.resident = r;
+                adm.mem.resident_known = true;
                 if adm.mem.units_in_flight == 0 {
                     adm.mem.baseline = r.saturating_sub(adm.mem.sets);
                 }
             }
+            adm.refresh_pending();
             let admitted = budget.admits(&mut adm.mem, estimate);
             adm.mem.waiting = !admitted;
             if admitted {
@@ -56,7 +59,8 @@ fn admit(s: &Arc<Shared>) -> Option<(SynthTask, Arc<Charge>, usize)> {
                     shared: s.clone(),
                     remaining: AtomicUsize::new(estimate),
                 });
-                return Some((task, charge, estimate));
+                let writing = adm.start_writing(estimate);
+                return Some((task, charge, writing));
             }
         }
         // Woken by new tasks, credits and resident-memory samples.
@@ -65,7 +69,8 @@ fn admit(s: &Arc<Shared>) -> Option<(SynthTask, Arc<Charge>, usize)> {
 }
 
 pub(crate) fn synthesis(s: Arc<Shared>) {
-    while let Some((task, charge, estimate)) = admit(&s) {
+    while let Some((task, charge, writing)) = admit(&s) {
+        let estimate = writing.estimate;
         let SynthTask {
             job,
             index,
@@ -75,22 +80,25 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
         } = task;
         s.record("queue_synthesis", &job.id, index, queued);
         let began = Instant::now();
-        let mut result = catch_unwind(AssertUnwindSafe(synth)).unwrap_or_else(|_| {
+        let written = writing.written.clone();
+        let mut result = catch_unwind(AssertUnwindSafe(|| {
+            crate::synthesis::progress::reporting(written, synth)
+        }))
+        .unwrap_or_else(|_| {
             Err(Error::CircuitPanicked(
                 "a synthesis function panicked".into(),
             ))
         });
         if let Ok(asg) = &mut result {
-            // Witness-only stays so only where every device computes a, b, c.
-            if let Some(p) = asg.pending.clone() {
-                if !super::admission::abc_on_devices(&s.backends, &p.0) {
-                    asg.evaluate();
-                }
+            // Witness-only stays so only where the job was submitted so.
+            if asg.pending.is_some() && job.witness_bytes.is_none() {
+                asg.evaluate();
             }
         }
         let actual = result.as_ref().map_or(0, assignment_bytes);
         {
             let mut adm = s.admission.lock().unwrap();
+            adm.stop_writing(&writing);
             if actual > estimate {
                 // Allocated already: charge the excess so the budget stays truthful.
                 adm.mem.charged += actual - estimate;
@@ -526,6 +534,8 @@ pub(crate) fn sample(s: Arc<Shared>) {
         let (waiting, memory_wanted) = {
             let mut adm = s.admission.lock().unwrap();
             adm.mem.resident = r;
+            adm.mem.resident_known = r > 0;
+            adm.refresh_pending();
             (
                 adm.mem.waiting.then(|| adm.mem.committed()),
                 adm.mem.waiting || adm.mem.loads_waiting > 0,

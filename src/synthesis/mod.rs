@@ -8,6 +8,7 @@
 //!   by a sparse matrix-vector product.
 
 mod check;
+pub mod progress;
 mod prover_cs;
 mod recorded;
 mod row_names;

@@ -194,6 +194,10 @@ impl ConstraintSystem<Scalar> for ProvingSystem {
         asg.a.push(va);
         asg.b.push(vb);
         asg.c.push(vc);
+        if asg.a.len().is_multiple_of(super::progress::REPORT_EVERY) {
+            let values = 3 * asg.a.len() + asg.aux.len() + asg.input.len();
+            super::progress::report(values * std::mem::size_of::<Scalar>());
+        }
     }
 
     fn push_namespace<NR, N>(&mut self, name_fn: N)

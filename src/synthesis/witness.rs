@@ -68,6 +68,11 @@ impl ConstraintSystem<Scalar> for WitnessSystem {
         AR: Into<String>,
     {
         self.aux.push(f()?);
+        if self.aux.len().is_multiple_of(super::progress::REPORT_EVERY) {
+            super::progress::report(
+                (self.aux.len() + self.input.len()) * std::mem::size_of::<Scalar>(),
+            );
+        }
         Ok(Variable(Index::Aux(self.aux.len() - 1)))
     }
 
