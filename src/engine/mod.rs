@@ -42,12 +42,12 @@ use futures::channel::oneshot;
 
 use crate::backend::Backend;
 use crate::error::{Error, Result};
-use crate::groth16::placement::{DevicePlacement, PlacementConfig};
+use crate::groth16::placement::PlacementConfig;
 use crate::groth16::Parameters;
 use admission::{abc_on_devices, h_reserve_bytes, Admission};
 use job::{JobResults, JobState};
 use memory::ResidentSamples;
-use shared::Shared;
+use shared::{DeviceSlot, Shared};
 use stats::Stats;
 use tasks::SynthTask;
 
@@ -170,9 +170,7 @@ impl Engine {
             final_queue: queue::PriorityQueue::new(backends.len() * 2),
             dealloc_tx,
             jobs: Mutex::new(HashMap::new()),
-            prepared: (0..backends.len())
-                .map(|_| Mutex::new(DevicePlacement::default()))
-                .collect(),
+            devices: (0..backends.len()).map(|_| DeviceSlot::default()).collect(),
             residency: resident::Residency::default(),
             stats: Mutex::new(Stats::new(backends.len())),
             resident: Mutex::new(ResidentSamples::default()),
@@ -180,8 +178,6 @@ impl Engine {
             idle_cv: Condvar::new(),
             live_devices: AtomicUsize::new(backends.len()),
             device_seq: std::sync::atomic::AtomicU64::new(0),
-            retired: Mutex::new(vec![false; backends.len()]),
-            on_device: Mutex::new(vec![None; backends.len()]),
             warming: Mutex::new(backends.len()),
             warmed_cv: Condvar::new(),
             watches: Mutex::new(HashMap::new()),
@@ -406,8 +402,12 @@ impl Engine {
             .collect();
         EngineStatus {
             devices,
-            out_of_service: self.shared.retired.lock().unwrap().clone(),
-            on_device: self.shared.on_device.lock().unwrap().clone(),
+            out_of_service: (self.shared.devices.iter())
+                .map(|d| d.retired.load(Ordering::Acquire))
+                .collect(),
+            on_device: (self.shared.devices.iter())
+                .map(|d| d.running.lock().unwrap().clone())
+                .collect(),
             sets: self.shared.resident_sets(),
             jobs_in_flight: self.shared.jobs.lock().unwrap().len(),
             synthesis_queue: adm.queue.len(),

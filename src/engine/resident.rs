@@ -375,8 +375,12 @@ impl Shared {
             _ => None,
         };
         let mut device_bytes = 0;
-        for placement in &self.prepared {
-            device_bytes += placement.lock().unwrap().release(&params, shape.as_ref());
+        for device in &self.devices {
+            device_bytes += device
+                .placement
+                .lock()
+                .unwrap()
+                .release(&params, shape.as_ref());
         }
         let mut host_bytes = 0;
         let params_bytes = params.heap_bytes();

@@ -33,10 +33,8 @@ pub(crate) struct Shared {
     pub(super) final_queue: queue::PriorityQueue<FinalTask>,
     pub(super) dealloc_tx: Sender<Disposal>,
     pub(super) jobs: Mutex<HashMap<String, Arc<JobState>>>,
-    /// Per device: parameter sets placed on it. The lock is held while
-    /// preparing, so a set is uploaded once even when the device worker and a
-    /// finalizer ask for it together.
-    pub(super) prepared: Vec<Mutex<DevicePlacement>>,
+    /// Per device (as `backends`): what is placed on it and its state.
+    pub(super) devices: Vec<DeviceSlot>,
     /// The parameter sets and shapes kept between jobs (resident.rs).
     pub(super) residency: Residency,
     pub(super) stats: Mutex<Stats>,
@@ -47,15 +45,24 @@ pub(crate) struct Shared {
     pub(super) live_devices: AtomicUsize,
     /// Order of arrival in the device queue.
     pub(super) device_seq: std::sync::atomic::AtomicU64,
-    /// Per device: taken out of service after repeated failures.
-    pub(super) retired: Mutex<Vec<bool>>,
-    /// Per device: the job whose critical path it runs now.
-    pub(super) on_device: Mutex<Vec<Option<String>>>,
     /// Device workers still warming their backend up (see Engine::wait_ready).
     pub(super) warming: Mutex<usize>,
     pub(super) warmed_cv: Condvar,
     /// Per job id: where a caller that asked (Engine::watch) collects its stage times.
     pub(super) watches: Mutex<HashMap<String, Weak<JobStages>>>,
+}
+
+/// One device as the engine's threads share it.
+#[derive(Default)]
+pub(crate) struct DeviceSlot {
+    /// Parameter sets and shapes placed on it. The lock is held while
+    /// preparing, so a set is uploaded once even when the device worker and a
+    /// finalizer ask for it together.
+    pub(super) placement: Mutex<DevicePlacement>,
+    /// Taken out of service after repeated failures.
+    pub(super) retired: AtomicBool,
+    /// The job whose critical path it runs now.
+    pub(super) running: Mutex<Option<String>>,
 }
 
 /// The charge one circuit holds against the budget, from admission to its last free.
@@ -135,7 +142,7 @@ impl Shared {
              for the whole process)",
             self.backends[d].device(),
         );
-        self.retired.lock().unwrap()[d] = true;
+        self.devices[d].retired.store(true, Ordering::Release);
         let mut queue = self.device_queue.lock().unwrap();
         if self.live_devices.fetch_sub(1, Ordering::AcqRel) == 1 {
             let waiting: Vec<_> = std::mem::take(&mut *queue).into_vec();
@@ -191,7 +198,7 @@ impl Shared {
         device: usize,
         params: &Arc<Parameters>,
     ) -> Result<Arc<PreparedParams>> {
-        let prepared = self.prepared[device].lock().unwrap().prepared(
+        let prepared = self.devices[device].placement.lock().unwrap().prepared(
             self.backends[device].as_ref(),
             params,
             &self.config.placement,
@@ -206,9 +213,9 @@ impl Shared {
     /// them alone, and takes what that frees off the budget.
     pub(super) fn release_host_copies(&self, params: &Arc<Parameters>) {
         let everywhere = self
-            .prepared
+            .devices
             .iter()
-            .all(|p| p.lock().unwrap().holds_g1_alone(params));
+            .all(|d| d.placement.lock().unwrap().holds_g1_alone(params));
         if !everywhere {
             return;
         }
@@ -229,7 +236,7 @@ impl Shared {
         shape: &Arc<crate::synthesis::RecordedShape>,
         params: &Parameters,
     ) -> Option<Arc<crate::backend::DeviceMatrices>> {
-        self.prepared[device].lock().unwrap().matrices(
+        self.devices[device].placement.lock().unwrap().matrices(
             self.backends[device].as_ref(),
             shape,
             params,
@@ -240,7 +247,7 @@ impl Shared {
     /// Drops what is prepared on a device after it failed: if the failure rebuilt
     /// its context, the old bases are gone, and the next circuit prepares again.
     pub(super) fn forget_prepared(&self, device: usize) {
-        self.prepared[device].lock().unwrap().forget();
+        self.devices[device].placement.lock().unwrap().forget();
         if self.config.placement.release_host_copies {
             self.drop_lost_sets();
         }

@@ -272,7 +272,7 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
         };
         let began = Instant::now();
         let backend = s.backends[d].as_ref();
-        s.on_device.lock().unwrap()[d] = Some(job.id.clone());
+        *s.devices[d].running.lock().unwrap() = Some(job.id.clone());
         // What the H computation adds lives in the device reserve: a, b and c
         // give back no more than their charge (a witness-only circuit's H,
         // made on the device, none).
@@ -288,7 +288,7 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
             in_charge -= bytes;
             s.dispose(v, bytes, &charge)
         });
-        s.on_device.lock().unwrap()[d] = None;
+        *s.devices[d].running.lock().unwrap() = None;
         {
             // Device events where the backend records them, else the host clock.
             let host = began.elapsed().as_secs_f64();
