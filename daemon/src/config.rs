@@ -142,6 +142,9 @@ pub struct Config {
     pub synthesis_threads: usize,
     /// Record each circuit's shape once and synthesize later proofs' witnesses only.
     pub recorded_shapes: bool,
+    /// Exit (non-zero) once every device is out of service, so that the
+    /// supervisor (systemd's Restart=on-failure) starts a fresh process.
+    pub exit_when_no_device: bool,
 }
 
 /// The default TCP address: cuzk's port, on loopback only.
@@ -168,6 +171,7 @@ impl Default for Config {
             max_finished: 1024,
             synthesis_threads: 0,
             recorded_shapes: true,
+            exit_when_no_device: true,
         }
     }
 }
@@ -196,6 +200,7 @@ struct DaemonSection {
     jobs_in_flight: Option<usize>,
     keep_finished: Option<Dur>,
     max_finished: Option<usize>,
+    exit_when_no_device: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -259,6 +264,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "jobs_in_flight",
             "keep_finished",
             "max_finished",
+            "exit_when_no_device",
         ],
     ),
     ("srs", &["param_cache"]),
@@ -317,6 +323,9 @@ impl Config {
         }
         if let Some(n) = d.max_finished {
             c.max_finished = n;
+        }
+        if let Some(e) = d.exit_when_no_device {
+            c.exit_when_no_device = e;
         }
         if let Some(p) = file.srs.param_cache {
             c.param_cache = p;

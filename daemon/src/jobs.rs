@@ -398,6 +398,11 @@ impl Jobs {
         }
     }
 
+    /// Whether the daemon stopped taking jobs (it is shutting down).
+    pub fn is_draining(&self) -> bool {
+        self.table.lock().unwrap().draining
+    }
+
     pub fn running(&self) -> usize {
         self.table.lock().unwrap().running
     }

@@ -16,6 +16,7 @@ pub mod client;
 pub mod config;
 pub mod decode;
 pub mod error;
+mod health;
 pub mod jobs;
 pub mod metrics;
 pub mod server;

@@ -25,6 +25,7 @@ pub struct Metrics {
     srs_evictions: Gauge,
     device_busy: GaugeVec,
     uptime: Gauge,
+    devices_in_service: Gauge,
 }
 
 /// Histogram bounds in seconds: WinningPoSt's fraction of a second to a 64 GiB
@@ -103,6 +104,11 @@ impl Metrics {
             "Seconds since the daemon started",
         )
         .unwrap();
+        let devices_in_service = Gauge::new(
+            "crossgroth_devices_in_service",
+            "Devices still in service (a device is taken out of service after repeated errors)",
+        )
+        .unwrap();
         for c in [
             Box::new(proofs.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(stage.clone()),
@@ -114,6 +120,7 @@ impl Metrics {
             Box::new(srs_evictions.clone()),
             Box::new(device_busy.clone()),
             Box::new(uptime.clone()),
+            Box::new(devices_in_service.clone()),
         ] {
             registry.register(c).unwrap();
         }
@@ -129,6 +136,7 @@ impl Metrics {
             srs_evictions,
             device_busy,
             uptime,
+            devices_in_service,
         };
         for kind in ProofKind::ALL {
             m.queue(kind, 0, 0);
@@ -186,6 +194,7 @@ impl Metrics {
                 .set(*busy);
         }
         self.uptime.set(s.uptime_s);
+        self.devices_in_service.set(s.devices_in_service as f64);
     }
 
     /// The exposition text.
@@ -216,4 +225,5 @@ pub struct Sample {
     /// Per device: its name and busy seconds.
     pub devices: Vec<(String, f64)>,
     pub uptime_s: f64,
+    pub devices_in_service: usize,
 }

@@ -46,6 +46,7 @@ pub struct Server {
     stop: watch::Sender<bool>,
     grpc: JoinHandle<Result<()>>,
     background: Vec<JoinHandle<()>>,
+    no_device: watch::Receiver<bool>,
     grace: Duration,
 }
 
@@ -108,9 +109,12 @@ impl Server {
         let svc = ProvingEngineServer::new(Service(daemon.clone()))
             .max_decoding_message_size(config.max_message_bytes)
             .max_encoding_message_size(config.max_message_bytes);
+        let (health_reporter, health_svc) = tonic_health::server::health_reporter();
+        let (no_device_tx, no_device) = watch::channel(false);
         let router = tonic::transport::Server::builder()
             .max_concurrent_streams(Some(1024))
             .http2_keepalive_interval(Some(Duration::from_secs(60)))
+            .add_service(health_svc)
             .add_service(svc);
         let signal = {
             let mut rx = stopped.clone();
@@ -145,7 +149,12 @@ impl Server {
                 (Bound::Unix(path.clone()), task)
             }
         };
-        let mut background = vec![];
+        let mut background = vec![tokio::spawn(crate::health::watch(
+            daemon.clone(),
+            health_reporter,
+            no_device_tx,
+            stopped.clone(),
+        ))];
         let mut status_addr = None;
         if let Some(addr) = &config.status_listen {
             let listener = tokio::net::TcpListener::bind(addr)
@@ -176,6 +185,7 @@ impl Server {
             stop,
             grpc,
             background,
+            no_device,
             grace: config.grace_period,
         })
     }
@@ -191,6 +201,13 @@ impl Server {
 
     pub fn daemon(&self) -> &Arc<Daemon> {
         &self.daemon
+    }
+
+    /// Resolves once every device is out of service (the daemon then refuses
+    /// all work; the health service says NOT_SERVING).
+    pub async fn lost_all_devices(&self) {
+        let mut rx = self.no_device.clone();
+        let _ = rx.wait_for(|lost| *lost).await;
     }
 
     /// Stops: refuses new work, cancels what is queued, lets running proofs finish
@@ -271,7 +288,8 @@ fn bind_unix(path: &Path) -> Result<tokio::net::UnixListener> {
 /// Longest HTTP request head read.
 const MAX_HTTP_HEAD: usize = 8 << 10;
 
-/// `GET /status` (JSON, as cuzk serves it) and `GET /metrics` (Prometheus text).
+/// `GET /status` (JSON, as cuzk serves it), `GET /metrics` (Prometheus text) and
+/// `GET /healthz` (200 SERVING or 503 NOT_SERVING, as the health service).
 async fn status_page(
     listener: tokio::net::TcpListener,
     daemon: Arc<Daemon>,
@@ -309,11 +327,21 @@ async fn status_page(
                 ("200 OK", "application/json", daemon.status_json())
             } else if line.starts_with(b"GET /metrics") {
                 ("200 OK", "text/plain; version=0.0.4", daemon.metrics_text())
+            } else if line.starts_with(b"GET /healthz") {
+                if daemon.serving() {
+                    ("200 OK", "text/plain", "SERVING\n".to_string())
+                } else {
+                    (
+                        "503 Service Unavailable",
+                        "text/plain",
+                        "NOT_SERVING\n".to_string(),
+                    )
+                }
             } else {
                 (
                     "404 Not Found",
                     "text/plain",
-                    "GET /status or /metrics\n".to_string(),
+                    "GET /status, /metrics or /healthz\n".to_string(),
                 )
             };
             let reply = format!(

@@ -59,6 +59,17 @@ impl Daemon {
             })
     }
 
+    /// Whether any device is still in service.
+    pub fn has_device_in_service(&self) -> bool {
+        self.jobs.prover().engine().has_device_in_service()
+    }
+
+    /// Whether the daemon takes work: at least one device in service and not
+    /// shutting down (what its health service reports).
+    pub fn serving(&self) -> bool {
+        self.jobs.prover().engine().has_device_in_service() && !self.jobs.is_draining()
+    }
+
     /// Why no job can be proved here, when every device of the engine has been
     /// taken out of service after device errors (the engine does not use a device
     /// again in this process): new work is refused with UNAVAILABLE, so that the
@@ -200,6 +211,7 @@ impl Daemon {
                 .map(|d| (format!("{} {}", d.backend, d.device), d.busy_s))
                 .collect(),
             uptime_s: self.started.elapsed().as_secs_f64(),
+            devices_in_service: prover.engine().devices_in_service(),
         });
         self.metrics.text()
     }

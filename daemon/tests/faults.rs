@@ -298,10 +298,24 @@ async fn a_device_error_fails_its_job_alone_and_a_lost_device_is_refused_clearly
     server.shutdown().await.unwrap();
 
     // A lost device (a CUDA kernel fault): its job fails, the device is retired,
-    // and the daemon says so to new work while it goes on answering.
-    let (server, addr) = start_with(config(), device(SimulatedDevice::lost_at(g1, 1))).await;
+    // and the daemon says so to new work, to its health probes and to the
+    // binary (which exits so that systemd restarts it) while it goes on answering.
+    let mut cfg = config();
+    cfg.status_listen = Some("127.0.0.1:0".into());
+    let (server, addr) = start_with(cfg, device(SimulatedDevice::lost_at(g1, 1))).await;
     let engine = server.daemon().engine().clone();
+    let http = server.status_addr().unwrap();
     let mut c = connect(&addr).await;
+    const SERVING: i32 = tonic_health::pb::health_check_response::ServingStatus::Serving as i32;
+    const NOT_SERVING: i32 =
+        tonic_health::pb::health_check_response::ServingStatus::NotServing as i32;
+    assert_eq!(health(&addr, "").await, SERVING);
+    assert_eq!(health(&addr, "cuzk.v1.ProvingEngine").await, SERVING);
+    let healthz = http_get(http, "/healthz").await;
+    assert!(
+        healthz.starts_with("HTTP/1.1 200") && healthz.ends_with("SERVING\n"),
+        "{healthz}"
+    );
     let lost = prove(&mut c, winning("lost-a")).await;
     assert_eq!(lost.status, JobStatus::Failed as i32);
     assert!(
@@ -325,6 +339,18 @@ async fn a_device_error_fails_its_job_alone_and_a_lost_device_is_refused_clearly
     assert!(s.gpus[0].name.ends_with("(out of service)"), "{:?}", s.gpus);
     assert_eq!(s.total_proofs_failed, 1);
     c.get_metrics(pb::GetMetricsRequest {}).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), server.lost_all_devices())
+        .await
+        .expect("the daemon signals that every device is lost");
+    assert_eq!(health(&addr, "").await, NOT_SERVING);
+    assert_eq!(health(&addr, "cuzk.v1.ProvingEngine").await, NOT_SERVING);
+    let healthz = http_get(http, "/healthz").await;
+    assert!(healthz.starts_with("HTTP/1.1 503"), "{healthz}");
+    let metrics = http_get(http, "/metrics").await;
+    assert!(
+        metrics.contains("\ncrossgroth_devices_in_service 0\n"),
+        "{metrics}"
+    );
     eprintln!(
         "lost device: the job failed with {:?}; new work: {:?} {:?}",
         lost.error_message,

@@ -27,21 +27,6 @@ use crossgroth_filecoin::ProofKind;
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-/// This process's anonymous resident memory, from the kernel.
-fn rss_anon() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("RssAnon:"))
-        .expect("RssAnon in /proc/self/status");
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<u64>()
-        .unwrap()
-        * 1024
-}
-
 /// Resident memory once the allocator has handed back what earlier tests of
 /// this process freed, so that a level taken now is not lowered later.
 fn settled_rss() -> u64 {

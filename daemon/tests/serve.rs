@@ -143,17 +143,7 @@ async fn every_rpc_over_loopback() {
 
     // The HTTP status page.
     let status_addr = server.status_addr().unwrap();
-    let body = tokio::task::spawn_blocking(move || {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(status_addr).unwrap();
-        s.write_all(b"GET /status HTTP/1.1\r\nHost: x\r\n\r\n")
-            .unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        out
-    })
-    .await
-    .unwrap();
+    let body = http_get(status_addr, "/status").await;
     assert!(body.starts_with("HTTP/1.1 200"), "{body}");
     let json: serde_json::Value =
         serde_json::from_str(body.split("\r\n\r\n").nth(1).unwrap()).unwrap();

@@ -18,17 +18,6 @@ use std::time::Instant;
 use common::*;
 use crossgroth_daemon::pb;
 
-fn rss_anon() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("RssAnon:")).unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<u64>()
-        .unwrap()
-        * 1024
-}
-
 fn mib(b: f64) -> f64 {
     b / (1 << 20) as f64
 }

@@ -379,6 +379,11 @@ impl Engine {
         self.shared.live_devices.load(Ordering::Acquire) > 0
     }
 
+    /// How many devices are still in service.
+    pub fn devices_in_service(&self) -> usize {
+        self.shared.live_devices.load(Ordering::Acquire)
+    }
+
     pub fn status(&self) -> EngineStatus {
         let adm = self.shared.admission.lock().unwrap();
         let stats = self.shared.stats.lock().unwrap();

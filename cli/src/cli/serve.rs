@@ -64,6 +64,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .thread_name("serve")
         .build()
         .context("cannot start the async runtime")?;
+    let exit_when_no_device = config.exit_when_no_device;
     runtime.block_on(async move {
         let server = Server::start(config, backends).await?;
         eprintln!("crossgroth serve: listening on {}", server.bound());
@@ -72,10 +73,25 @@ pub fn run(args: ServeArgs) -> Result<()> {
         }
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
             .context("cannot handle SIGTERM")?;
+        let no_device = async {
+            if exit_when_no_device {
+                server.lost_all_devices().await
+            } else {
+                std::future::pending().await
+            }
+        };
         let which = tokio::select! {
             _ = term.recv() => "SIGTERM",
             _ = tokio::signal::ctrl_c() => "SIGINT",
+            _ = no_device => "",
         };
+        if which.is_empty() {
+            server.shutdown().await?;
+            anyhow::bail!(
+                "every device is out of service: exiting so that the supervisor starts a fresh \
+                 process (daemon.exit_when_no_device = false keeps it running, refusing work)"
+            );
+        }
         eprintln!("crossgroth serve: {which}: finishing running proofs, then stopping");
         server.shutdown().await
     })

@@ -207,3 +207,50 @@ pub async fn wait_until(limit: Duration, what: &str, mut cond: impl FnMut() -> b
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// This process's anonymous resident memory, from the kernel.
+pub fn rss_anon() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("RssAnon:"))
+        .expect("RssAnon in /proc/self/status");
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        * 1024
+}
+
+/// `GET path` on the status listener: the whole reply, head and body.
+pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n");
+    tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.write_all(request.as_bytes()).unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    })
+    .await
+    .unwrap()
+}
+
+/// The grpc.health.v1 status of `service` ("" for the whole server).
+pub async fn health(addr: &str, service: &str) -> i32 {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    tonic_health::pb::health_client::HealthClient::new(channel)
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: service.into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .status
+}
