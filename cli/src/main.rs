@@ -80,7 +80,6 @@ static PANIC: Mutex<Option<String>> = Mutex::new(None);
 
 fn main() {
     quiet_headless_vulkan();
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     // Circuit panics are caught and reported as errors, so the hook prints nothing
     // itself; a panic that reaches main is reported below, in one line.
     std::panic::set_hook(Box::new(|info| {

@@ -145,6 +145,8 @@ pub struct Config {
     /// Exit (non-zero) once every device is out of service, so that the
     /// supervisor (systemd's Restart=on-failure) starts a fresh process.
     pub exit_when_no_device: bool,
+    /// The daemon's log level (cuzk's `[logging] level`): trace … error.
+    pub log_level: String,
 }
 
 /// The default TCP address: cuzk's port, on loopback only.
@@ -172,6 +174,7 @@ impl Default for Config {
             synthesis_threads: 0,
             recorded_shapes: true,
             exit_when_no_device: true,
+            log_level: "info".into(),
         }
     }
 }
@@ -188,6 +191,13 @@ struct File {
     gpus: GpuSection,
     #[serde(default)]
     synthesis: SynthesisSection,
+    #[serde(default)]
+    logging: LoggingSection,
+}
+
+#[derive(Deserialize, Default)]
+struct LoggingSection {
+    level: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -279,19 +289,55 @@ const KNOWN: &[(&str, &[&str])] = &[
     ),
     ("gpus", &["backend", "devices"]),
     ("synthesis", &["threads", "recorded_shapes"]),
+    ("logging", &["level"]),
 ];
+
+/// Log levels `[logging] level` and `--log-level` take.
+pub const LOG_LEVELS: &[&str] = &["trace", "debug", "info", "warn", "error", "off"];
+
+/// Checks a log level, naming `what` (the key or flag it came from).
+pub fn check_log_level(level: &str, what: &str) -> Result<String, ConfigError> {
+    let l = level.trim().to_ascii_lowercase();
+    if LOG_LEVELS.contains(&l.as_str()) {
+        Ok(l)
+    } else {
+        Err(ConfigError::new(format!(
+            "{what} = {level:?}: expected one of {}",
+            LOG_LEVELS.join(", ")
+        )))
+    }
+}
+
+/// The `[logging] level` of a configuration's text, read before the rest so
+/// that logging starts at that level before the file's own warnings.
+pub fn logging_level_of(text: &str) -> Option<String> {
+    let table: toml::Table = toml::from_str(text).ok()?;
+    Some(table.get("logging")?.get("level")?.as_str()?.to_string())
+}
 
 impl Config {
     /// Reads a TOML file over the defaults.
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        Config::from_file_over(path, Config::default())
+    }
+
+    /// Reads a TOML file over `base`: what the file does not set stays as
+    /// `base` has it (the binary's base takes the parameter cache from
+    /// FIL_PROOFS_PARAMETER_CACHE, as filecoin-proofs does).
+    pub fn from_file_over(path: &Path, base: Config) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError::new(format!("{}: {e}", path.display())))?;
-        Config::from_toml(&text)
+        Config::from_toml_over(&text, base)
             .map_err(|e| ConfigError::new(format!("{}: {}", path.display(), e.0)))
     }
 
     /// Parses TOML text over the defaults.
     pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
+        Config::from_toml_over(text, Config::default())
+    }
+
+    /// Parses TOML text over `base`.
+    pub fn from_toml_over(text: &str, base: Config) -> Result<Config, ConfigError> {
         let table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::new(e.message()))?;
         for unknown in unknown_keys(&table) {
             log::warn!("config: {unknown} is not a crossgroth setting: ignored");
@@ -299,7 +345,7 @@ impl Config {
         let file: File = table
             .try_into()
             .map_err(|e: toml::de::Error| ConfigError::new(one_line(&e)))?;
-        let mut c = Config::default();
+        let mut c = base;
         let d = file.daemon;
         if let Some(l) = d.listen {
             c.listen = l.parse()?;
@@ -329,6 +375,9 @@ impl Config {
         }
         if let Some(p) = file.srs.param_cache {
             c.param_cache = p;
+        }
+        if let Some(l) = file.logging.level {
+            c.log_level = check_log_level(&l, "logging.level")?;
         }
         let m = file.memory;
         let margin = match &m.safety_margin {

@@ -295,8 +295,18 @@ fn given(m: &ArgMatches, id: &str) -> bool {
     matches!(m.value_source(id), Some(ValueSource::CommandLine))
 }
 
+/// Starts logging: RUST_LOG where set, else `default` (a level or an
+/// env_logger filter).
+pub fn init_logging(default: &str) {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(default)).init();
+}
+
 pub fn run() -> Result<()> {
     let (cli, matches) = parse();
+    // The daemon starts its own logging, at its configuration's level.
+    if !matches!(cli.command, Command::Serve(_)) {
+        init_logging("warn");
+    }
     backend_flags::choose(&cli.backend);
     fault::maybe_panic();
     match cli.command {

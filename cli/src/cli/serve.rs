@@ -5,19 +5,29 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use crossgroth::backend::BackendKind;
-use crossgroth_daemon::{open_backends, Config, Listen, Server};
+use crossgroth_daemon::{config, open_backends, Config, Listen, Server};
 
 use super::backend_flags;
 
+/// Where a configuration is looked for when `--config` names none: crossgroth's
+/// own, then cuzk's default, so that a host set up for cuzk keeps its file.
+const CONFIG_SEARCH: &[&str] = &["/etc/crossgroth/crossgroth.toml", "/data/zk/cuzk.toml"];
+
 #[derive(clap::Args)]
 pub struct ServeArgs {
-    /// The TOML configuration (cuzk's sections: [daemon], [srs], [memory], [gpus];
-    /// see daemon/crossgroth.example.toml). Flags override it.
-    #[arg(long)]
+    /// The TOML configuration (cuzk's sections: [daemon], [srs], [memory], [gpus],
+    /// [logging]; see daemon/crossgroth.example.toml). Flags override it. Default:
+    /// the first of /etc/crossgroth/crossgroth.toml and /data/zk/cuzk.toml that
+    /// exists, else built-in defaults.
+    #[arg(short, long)]
     config: Option<PathBuf>,
     /// Where to listen: host:port (default 127.0.0.1:9820) or unix:///path.sock.
-    #[arg(long)]
+    #[arg(short, long)]
     listen: Option<Listen>,
+    /// Log level: trace, debug, info (default), warn, error or off; RUST_LOG,
+    /// where set, wins (as in cuzk).
+    #[arg(long)]
+    log_level: Option<String>,
     /// Backend to prove on: cpu, cuda, wgpu or auto (default: the config's, else auto).
     #[arg(long)]
     backend: Option<BackendKind>,
@@ -31,16 +41,49 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
-    let mut config = match &args.config {
-        Some(path) => Config::from_file(path)?,
-        None => {
-            let mut c = Config::default();
-            if let Some(dir) = std::env::var_os("FIL_PROOFS_PARAMETER_CACHE") {
-                c.param_cache = dir.into();
-            }
-            c
+    // filecoin-proofs' variable names the cache unless the file names one.
+    let mut base = Config::default();
+    if let Some(dir) = std::env::var_os("FIL_PROOFS_PARAMETER_CACHE") {
+        base.param_cache = dir.into();
+    }
+    let path = args.config.clone().or_else(|| {
+        CONFIG_SEARCH
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_file())
+    });
+    let text = match &path {
+        Some(p) => Some(
+            std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read the configuration {}", p.display()))?,
+        ),
+        None => None,
+    };
+    // Logging starts before the file is parsed, so that its warnings show.
+    let level = match (
+        &args.log_level,
+        text.as_deref().and_then(config::logging_level_of),
+    ) {
+        (Some(l), _) => config::check_log_level(l, "--log-level")?,
+        (None, Some(l)) => config::check_log_level(&l, "logging.level")?,
+        (None, None) => base.log_level.clone(),
+    };
+    super::init_logging(&level);
+    let mut config = match (&path, &text) {
+        (Some(p), Some(t)) => Config::from_toml_over(t, base)
+            .map_err(|e| anyhow::anyhow!("{}: {}", p.display(), e))?,
+        _ => {
+            log::info!(
+                "no configuration file (looked for {}): defaults",
+                CONFIG_SEARCH.join(", ")
+            );
+            base
         }
     };
+    config.log_level = level;
+    if let Some(p) = &path {
+        log::info!("configuration from {}", p.display());
+    }
     if let Some(l) = args.listen {
         config.listen = l;
     }
