@@ -14,6 +14,7 @@
 
 pub mod client;
 pub mod config;
+mod cuzk_metrics;
 pub mod decode;
 pub mod error;
 mod health;

@@ -11,6 +11,7 @@ use prometheus::{
 
 use crossgroth_filecoin::ProofKind;
 
+use crate::cuzk_metrics::CuzkMetrics;
 use crate::decode::metric_label;
 
 pub struct Metrics {
@@ -26,6 +27,7 @@ pub struct Metrics {
     device_busy: GaugeVec,
     uptime: Gauge,
     devices_in_service: Gauge,
+    cuzk: CuzkMetrics,
 }
 
 /// Histogram bounds in seconds: WinningPoSt's fraction of a second to a 64 GiB
@@ -124,8 +126,10 @@ impl Metrics {
         ] {
             registry.register(c).unwrap();
         }
+        let cuzk = CuzkMetrics::register(&registry, BUCKETS);
         let m = Metrics {
             registry,
+            cuzk,
             proofs,
             stage,
             queue,
@@ -151,6 +155,11 @@ impl Metrics {
     pub fn finished(&self, kind: ProofKind, status: &str, stages: &[(&str, Duration)]) {
         let k = metric_label(kind);
         self.proofs.with_label_values(&[k, status]).inc();
+        let total = stages
+            .iter()
+            .find(|s| s.0 == "total")
+            .map(|s| s.1.as_secs_f64());
+        self.cuzk.finished(kind, status, total);
         if status == "completed" {
             for &(stage, d) in stages {
                 self.stage
@@ -195,6 +204,18 @@ impl Metrics {
         }
         self.uptime.set(s.uptime_s);
         self.devices_in_service.set(s.devices_in_service as f64);
+        let (mut queued, mut running) = (0, 0);
+        for kind in ProofKind::ALL {
+            let k = metric_label(kind);
+            queued += self.queue.with_label_values(&[k, "pending"]).get();
+            running += self.queue.with_label_values(&[k, "in_progress"]).get();
+        }
+        self.cuzk.sample(
+            s.uptime_s,
+            queued.max(0) as u64,
+            running.max(0) as u64,
+            s.devices_in_service,
+        );
     }
 
     /// The exposition text.

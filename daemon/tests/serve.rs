@@ -101,6 +101,19 @@ async fn every_rpc_over_loopback() {
         "{m}"
     );
     assert!(m.contains("crossgroth_proof_stage_seconds_bucket"), "{m}");
+    // cuzk's names beside crossgroth's, for dashboards built on cuzk.
+    for line in [
+        "cuzk_proofs_completed_total 2",
+        "cuzk_proofs_failed_total 0",
+        r#"cuzk_proofs_completed{proof_kind="winning_post"} 1"#,
+        r#"cuzk_proof_duration_seconds_count{proof_kind="winning_post"} 1"#,
+        "cuzk_queue_depth 0",
+        "cuzk_running_jobs 0",
+        "cuzk_gpu_workers 1",
+    ] {
+        assert!(m.lines().any(|l| l == line), "{line}: {m}");
+    }
+    assert!(m.contains("\ncuzk_uptime_seconds "), "{m}");
     for what in ["budget", "charged", "committed", "resident"] {
         assert!(
             m.contains(&format!(r#"crossgroth_memory_bytes{{what="{what}"}}"#)),
