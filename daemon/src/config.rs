@@ -104,9 +104,41 @@ fn mem_total() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// The tightest memory limit of this process's cgroups (v2 `memory.max`, v1
+/// `memory.limit_in_bytes`), from its own cgroup up to the root: a systemd
+/// unit's `MemoryMax=` is on the unit's cgroup, not on the root's.
 fn cgroup_limit() -> Option<u64> {
-    let text = std::fs::read_to_string("/sys/fs/cgroup/memory.max").ok()?;
-    text.trim().parse::<u64>().ok()
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mut best: Option<u64> = None;
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let (root, file) = if controllers.is_empty() {
+            ("/sys/fs/cgroup", "memory.max")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")
+        } else {
+            continue;
+        };
+        let root = Path::new(root);
+        let mut dir = root.join(path.trim_start_matches('/'));
+        loop {
+            let limit = std::fs::read_to_string(dir.join(file))
+                .ok()
+                .and_then(|t| t.trim().parse::<u64>().ok())
+                .filter(|&l| l < 1 << 60);
+            if let Some(l) = limit {
+                best = Some(best.map_or(l, |b| b.min(l)));
+            }
+            if dir == root || !dir.pop() || !dir.starts_with(root) {
+                break;
+            }
+        }
+    }
+    best
 }
 
 /// Everything `crossgroth serve` needs, typed.
@@ -147,6 +179,9 @@ pub struct Config {
     pub exit_when_no_device: bool,
     /// The daemon's log level (cuzk's `[logging] level`): trace … error.
     pub log_level: String,
+    /// Check each parameter file against the digest Filecoin publishes before
+    /// its first read (filecoin-proofs' FIL_PROOFS_VERIFY_PRODUCTION_PARAMS).
+    pub verify_production_params: bool,
 }
 
 /// The default TCP address: cuzk's port, on loopback only.
@@ -175,6 +210,7 @@ impl Default for Config {
             recorded_shapes: true,
             exit_when_no_device: true,
             log_level: "info".into(),
+            verify_production_params: false,
         }
     }
 }
@@ -216,6 +252,7 @@ struct DaemonSection {
 #[derive(Deserialize, Default)]
 struct SrsSection {
     param_cache: Option<PathBuf>,
+    verify_production_params: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -277,7 +314,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "exit_when_no_device",
         ],
     ),
-    ("srs", &["param_cache"]),
+    ("srs", &["param_cache", "verify_production_params"]),
     (
         "memory",
         &[
@@ -375,6 +412,9 @@ impl Config {
         }
         if let Some(p) = file.srs.param_cache {
             c.param_cache = p;
+        }
+        if let Some(v) = file.srs.verify_production_params {
+            c.verify_production_params = v;
         }
         if let Some(l) = file.logging.level {
             c.log_level = check_log_level(&l, "logging.level")?;

@@ -68,7 +68,8 @@ impl Server {
         let budget = config.budget.resolve()?;
         // The error names the directory and says why, once.
         let params = ParamsCache::open(&config.param_cache)
-            .map_err(|e| anyhow::anyhow!("srs.param_cache: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("srs.param_cache: {e}"))?
+            .verifying_digests(config.verify_production_params);
         let defaults = EngineConfig::default();
         let engine_config = EngineConfig {
             memory_budget: usize::try_from(budget).unwrap_or(usize::MAX),

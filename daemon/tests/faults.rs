@@ -552,3 +552,26 @@ async fn released_host_copies_are_read_again_after_a_device_error() {
     );
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parameter_file_unlike_filecoins_digest_is_refused_by_name() {
+    let _turn = SERIAL.lock().await;
+    // The fixture's parameters are random (insecure) sets under Filecoin's
+    // file names: their digests are not the ones Filecoin publishes.
+    let mut cfg = config();
+    cfg.verify_production_params = true;
+    let (server, addr) = start(cfg).await;
+    let mut c = connect(&addr).await;
+    let r = prove(&mut c, winning("digest-a")).await;
+    assert_eq!(r.status, JobStatus::Failed as i32, "{}", r.error_message);
+    let m = &r.error_message;
+    assert_eq!(m.lines().count(), 1, "{m}");
+    assert!(
+        m.contains(".params") && m.contains("parameters.json expects") && m.contains("corrupt"),
+        "{m}"
+    );
+    // The daemon goes on serving; the other kinds are not affected.
+    assert_eq!(status(&mut c).await.total_proofs_failed, 1);
+    eprintln!("digest check: {m}");
+    server.shutdown().await.unwrap();
+}

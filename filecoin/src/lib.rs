@@ -9,6 +9,7 @@
 //! rust-fil-proofs (19.1.0, without GPU features).
 
 pub mod benchmark;
+pub mod digest;
 pub mod error;
 pub mod fabricated;
 pub mod inputs;

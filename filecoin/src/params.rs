@@ -65,6 +65,9 @@ impl CircuitParams {
 /// and frees it on eviction; this type keeps nothing.
 pub struct ParamsCache {
     dir: PathBuf,
+    /// Where set: each file is checked against Filecoin's published digest
+    /// before its first read.
+    digests: Option<crate::digest::DigestCheck>,
 }
 
 impl ParamsCache {
@@ -89,7 +92,20 @@ impl ParamsCache {
                 dir.display()
             )));
         }
-        Ok(ParamsCache { dir })
+        Ok(ParamsCache { dir, digests: None })
+    }
+
+    /// Checks each parameter file against the digest Filecoin publishes for it
+    /// before it is first read (filecoin-proofs' FIL_PROOFS_VERIFY_PRODUCTION_PARAMS).
+    pub fn verifying_digests(mut self, on: bool) -> Self {
+        self.digests = on.then(Default::default);
+        self
+    }
+
+    /// Checks each parameter file with `check` before its first read.
+    pub fn with_digest_check(mut self, check: crate::digest::DigestCheck) -> Self {
+        self.digests = Some(check);
+        self
     }
 
     pub fn dir(&self) -> &Path {
@@ -132,6 +148,9 @@ impl ParamsCache {
     /// Reads the parameter set (memory-mapped while it is decoded).
     pub fn read(&self, p: &CircuitParams) -> Result<Parameters> {
         let path = self.path(p);
+        if let Some(d) = &self.digests {
+            d.check(&path)?;
+        }
         let t = Instant::now();
         let params = Parameters::read_file(&path, false).map_err(|e| missing_or(&path, p, e))?;
         log::info!(

@@ -46,6 +46,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
     if let Some(dir) = std::env::var_os("FIL_PROOFS_PARAMETER_CACHE") {
         base.param_cache = dir.into();
     }
+    if let Ok(v) = std::env::var("FIL_PROOFS_VERIFY_PRODUCTION_PARAMS") {
+        base.verify_production_params = matches!(v.trim(), "1" | "true" | "yes");
+    }
     let path = args.config.clone().or_else(|| {
         CONFIG_SEARCH
             .iter()
