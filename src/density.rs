@@ -31,6 +31,21 @@ impl Density {
         d
     }
 
+    /// A bitmap of `len` bits from its words (as [`Self::words`] gives them).
+    pub fn from_words(words: Vec<u64>, len: usize) -> Result<Self, String> {
+        if words.len() != len.div_ceil(64) {
+            return Err(format!("a density of {len} bits in {} words", words.len()));
+        }
+        let mut d = Density {
+            words,
+            len,
+            count: 0,
+        };
+        d.clear_tail();
+        d.count = d.words.iter().map(|w| w.count_ones() as usize).sum();
+        Ok(d)
+    }
+
     /// A bitmap of `len` bits, none set.
     pub fn empty(len: usize) -> Self {
         Density {

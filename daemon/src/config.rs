@@ -182,6 +182,9 @@ pub struct Config {
     /// Check each parameter file against the digest Filecoin publishes before
     /// its first read (filecoin-proofs' FIL_PROOFS_VERIFY_PRODUCTION_PARAMS).
     pub verify_production_params: bool,
+    /// Where recorded shapes are kept between runs (`[srs] shape_cache`);
+    /// None: in memory only. The binary's default is /var/tmp/crossgroth-shapes.
+    pub shape_cache: Option<PathBuf>,
 }
 
 /// The default TCP address: cuzk's port, on loopback only.
@@ -211,6 +214,7 @@ impl Default for Config {
             exit_when_no_device: true,
             log_level: "info".into(),
             verify_production_params: false,
+            shape_cache: None,
         }
     }
 }
@@ -253,6 +257,7 @@ struct DaemonSection {
 struct SrsSection {
     param_cache: Option<PathBuf>,
     verify_production_params: Option<bool>,
+    shape_cache: Option<PathBuf>,
 }
 
 #[derive(Deserialize, Default)]
@@ -314,7 +319,10 @@ const KNOWN: &[(&str, &[&str])] = &[
             "exit_when_no_device",
         ],
     ),
-    ("srs", &["param_cache", "verify_production_params"]),
+    (
+        "srs",
+        &["param_cache", "verify_production_params", "shape_cache"],
+    ),
     (
         "memory",
         &[
@@ -415,6 +423,10 @@ impl Config {
         }
         if let Some(v) = file.srs.verify_production_params {
             c.verify_production_params = v;
+        }
+        if let Some(d) = file.srs.shape_cache {
+            // An empty path turns the cache off.
+            c.shape_cache = (!d.as_os_str().is_empty()).then_some(d);
         }
         if let Some(l) = file.logging.level {
             c.log_level = check_log_level(&l, "logging.level")?;

@@ -85,12 +85,17 @@ impl Server {
             },
             ..defaults
         };
+        if let Some(dir) = &config.shape_cache {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("srs.shape_cache: cannot create {}", dir.display()))?;
+        }
         let engine = Engine::start(engine_config, backends.clone())?;
         let prover = Arc::new(FilecoinProver::new(
             Arc::new(engine),
             params,
             FilecoinOptions {
                 recorded_shapes: config.recorded_shapes,
+                shapes_dir: config.shape_cache.clone(),
                 ..FilecoinOptions::default()
             },
         ));

@@ -52,6 +52,7 @@ fn prover(params: &std::path::Path, recorded_shapes: bool) -> FilecoinProver {
         FilecoinOptions {
             recorded_shapes,
             record_every_kind: recorded_shapes,
+            shapes_dir: None,
         },
     )
 }

@@ -2,16 +2,23 @@
 //! the verifier its output must pass. Circuit types differ per kind and sector
 //! size; a plan hides them behind boxed closures.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crossgroth::engine::{recording_estimate, SetLease, Synthesizer};
-use crossgroth::synthesis::{synthesize, RecordedShape};
+use crossgroth::synthesis::{read_shape, synthesize, write_shape, RecordedShape, ShapeFileError};
 use crossgroth::{Circuit, Scalar};
 
 use crate::error::{FilecoinError, Result};
 use crate::params::CircuitParams;
 
-type MakeUnits = Box<dyn FnOnce(Option<&SetLease>) -> Result<Units> + Send>;
+type MakeUnits = Box<dyn FnOnce(Option<&SetLease>, Option<ShapeFile>) -> Result<Units> + Send>;
+
+/// Where a set's recorded shape is kept on disk, and the key it is kept under.
+pub(crate) struct ShapeFile {
+    pub path: PathBuf,
+    pub key: String,
+}
 type Verify = Box<dyn FnOnce(&[u8]) -> Result<bool> + Send>;
 
 pub(crate) struct Plan {
@@ -38,20 +45,22 @@ impl Plan {
         circuits: Vec<C>,
     ) -> Self {
         let partitions = circuits.len();
-        let units = Box::new(move |recorded: Option<&SetLease>| {
-            if let Some(lease) = recorded {
-                recorded_units(lease, circuits)
-            } else {
-                Ok(Units {
-                    synthesizers: circuits
-                        .into_iter()
-                        .map(|c| Box::new(move || synthesize(c)) as Synthesizer)
-                        .collect(),
-                    shape: None,
-                    recorded_now: false,
-                })
-            }
-        });
+        let units = Box::new(
+            move |recorded: Option<&SetLease>, file: Option<ShapeFile>| {
+                if let Some(lease) = recorded {
+                    recorded_units(lease, circuits, file)
+                } else {
+                    Ok(Units {
+                        synthesizers: circuits
+                            .into_iter()
+                            .map(|c| Box::new(move || synthesize(c)) as Synthesizer)
+                            .collect(),
+                        shape: None,
+                        recorded_now: false,
+                    })
+                }
+            },
+        );
         Plan {
             params,
             partitions,
@@ -78,11 +87,26 @@ impl Plan {
         self
     }
 
-    /// The partitions' synthesis: from the set's recorded shape (recorded now
-    /// if it has none) where `recorded` holds the set's lease, direct otherwise.
-    pub fn units(&mut self, recorded: Option<&SetLease>) -> Result<Units> {
+    /// The partitions' synthesis: from the set's recorded shape (read from
+    /// `shapes_dir` where it was kept, else recorded now if the set has none)
+    /// where `recorded` holds the set's lease, direct otherwise.
+    pub fn units(
+        &mut self,
+        recorded: Option<&SetLease>,
+        shapes_dir: Option<&std::path::Path>,
+    ) -> Result<Units> {
         let make = self.units.take().expect("a plan's units are made once");
-        make(recorded)
+        let file = shapes_dir.map(|dir| ShapeFile {
+            path: dir.join(format!("{}.shape", self.params.cache_id)),
+            // Everything that decides the shape besides the file's own format.
+            key: format!(
+                "{} {} crossgroth-filecoin {} storage-proofs-core 19.1.0",
+                self.params.label(),
+                self.params.params_file(),
+                env!("CARGO_PKG_VERSION")
+            ),
+        });
+        make(recorded, file)
     }
 
     /// Runs filecoin-proofs' verifier on the output; an output it refuses is an error.
@@ -101,6 +125,7 @@ impl Plan {
 fn recorded_units<C: Circuit<Scalar> + Send + 'static>(
     lease: &SetLease,
     circuits: Vec<C>,
+    file: Option<ShapeFile>,
 ) -> Result<Units> {
     let witness_only = |shape: &Arc<RecordedShape>, c: C| {
         let shape = shape.clone();
@@ -113,16 +138,35 @@ fn recorded_units<C: Circuit<Scalar> + Send + 'static>(
             .ok_or_else(|| FilecoinError::input("no partitions"))?,
     );
     let estimate = recording_estimate(lease.params());
+    let mut read_from_disk = false;
     let (shape, recorded) = lease
         .shape_or_record(estimate, || {
+            if let Some(shape) = file.as_ref().and_then(|f| kept_shape(f, lease, estimate)) {
+                read_from_disk = true;
+                return Ok((shape, None));
+            }
             let c = first.take().expect("recorded once");
             let (shape, asg) = RecordedShape::record(c)?;
             // A shape that does not fit the parameters is never kept: every
             // later proof of the set would follow it.
             lease.params().check_shape(&shape.shape())?;
+            if let Some(f) = &file {
+                let t = std::time::Instant::now();
+                match write_shape(&f.path, &f.key, &shape) {
+                    Ok(()) => log::info!(
+                        "kept the recorded shape in {} ({:.1} s)",
+                        f.path.display(),
+                        t.elapsed().as_secs_f64()
+                    ),
+                    Err(e) => log::warn!("{e}: the shape is kept in memory only"),
+                }
+            }
             Ok((shape, asg))
         })
         .map_err(FilecoinError::Proving)?;
+    // A shape read from disk comes without an assignment: every partition,
+    // the first included, runs for its witness.
+    let recorded = recorded.filter(|_| !read_from_disk);
     let recorded_now = recorded.is_some();
     let mut synthesizers = Vec::with_capacity(circuits.len() + 1);
     match (recorded, first) {
@@ -141,4 +185,33 @@ fn recorded_units<C: Circuit<Scalar> + Send + 'static>(
         shape: Some(shape),
         recorded_now,
     })
+}
+
+/// The shape kept in `file`, if it is there, whole, of this key and fits the
+/// set's parameters; anything else is said and the shape recorded again.
+fn kept_shape(file: &ShapeFile, lease: &SetLease, max_bytes: usize) -> Option<RecordedShape> {
+    let t = std::time::Instant::now();
+    match read_shape(&file.path, &file.key, max_bytes as u64) {
+        Ok(shape) => match lease.params().check_shape(&shape.shape()) {
+            Ok(()) => {
+                log::info!(
+                    "read the recorded shape from {} in {:.1} s",
+                    file.path.display(),
+                    t.elapsed().as_secs_f64()
+                );
+                Some(shape)
+            }
+            Err(e) => {
+                log::warn!("{}: {e}: recording it again", file.path.display());
+                None
+            }
+        },
+        Err(ShapeFileError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            None
+        }
+        Err(e) => {
+            log::warn!("{e}: recording it again");
+            None
+        }
+    }
 }

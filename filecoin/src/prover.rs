@@ -68,6 +68,10 @@ pub struct FilecoinOptions {
     pub recorded_shapes: bool,
     /// Record the PoSt circuits' shapes too (tests of the recorded path).
     pub record_every_kind: bool,
+    /// Where recorded shapes are kept between runs (one file a parameter set),
+    /// so that a restart reads them instead of recording them again. None:
+    /// in memory only.
+    pub shapes_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for FilecoinOptions {
@@ -75,6 +79,7 @@ impl Default for FilecoinOptions {
         FilecoinOptions {
             recorded_shapes: true,
             record_every_kind: false,
+            shapes_dir: None,
         }
     }
 }
@@ -202,7 +207,7 @@ impl FilecoinProver {
         let t = Instant::now();
         let record =
             self.options.recorded_shapes && (plan.recording_pays || self.options.record_every_kind);
-        let units = plan.units(record.then_some(&lease))?;
+        let units = plan.units(record.then_some(&lease), self.options.shapes_dir.as_deref())?;
         if let Some(shape) = &units.shape {
             self.params
                 .check_loaded(&plan.params, lease.params(), &shape.shape())?;

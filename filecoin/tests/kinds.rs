@@ -72,6 +72,13 @@ fn request(kind: ProofKind) -> Request {
 }
 
 fn prover(backend: Arc<dyn Backend>) -> FilecoinProver {
+    prover_keeping_shapes(backend, None)
+}
+
+fn prover_keeping_shapes(
+    backend: Arc<dyn Backend>,
+    shapes_dir: Option<std::path::PathBuf>,
+) -> FilecoinProver {
     let f = fixture();
     let engine = Engine::start(EngineConfig::default(), vec![backend]).unwrap();
     FilecoinProver::new(
@@ -79,6 +86,7 @@ fn prover(backend: Arc<dyn Backend>) -> FilecoinProver {
         ParamsCache::open(&f.params_dir).unwrap(),
         FilecoinOptions {
             record_every_kind: true,
+            shapes_dir,
             ..FilecoinOptions::default()
         },
     )
@@ -313,4 +321,41 @@ fn a_tampered_c1_output_is_refused_before_proving() {
         .unwrap_err()
         .to_string();
     assert!(text.contains("the request's registered proof 8"), "{text}");
+}
+
+/// A restarted prover reads the shape its predecessor kept on disk instead of
+/// recording it; a corrupt file is refused and recorded again; every proof is
+/// bellperson's bytes.
+#[test]
+fn shapes_kept_on_disk_are_read_after_a_restart_and_never_trusted_corrupt() {
+    let kind = ProofKind::WinningPoSt;
+    let dir = tempfile::tempdir().unwrap();
+    let (r, s) = rs(partitions(kind), 3);
+    let want = expected(kind, &r, &s);
+    let run = |id: &str| {
+        let prover = prover_keeping_shapes(
+            open_backend(BackendKind::Cpu).unwrap(),
+            Some(dir.path().into()),
+        );
+        let out = prover
+            .prove_with_randomness(id, &request(kind), r.clone(), s.clone())
+            .unwrap();
+        assert_eq!(out.proof, want, "{id}");
+        out.recorded_shape
+    };
+    assert!(run("first"), "the first run records the shape");
+    let files: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].extension().is_some_and(|e| e == "shape"));
+    assert!(!run("restarted"), "a restart reads the kept shape");
+
+    let mut bytes = std::fs::read(&files[0]).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x08;
+    std::fs::write(&files[0], &bytes).unwrap();
+    assert!(run("corrupt"), "a corrupt file is recorded again");
+    assert!(!run("rewritten"), "and the new file is read");
 }

@@ -12,6 +12,7 @@ pub mod progress;
 mod prover_cs;
 mod recorded;
 mod row_names;
+mod shape_file;
 mod witness;
 
 pub use check::check_witness;
@@ -20,6 +21,7 @@ pub use prover_cs::ProvingSystem;
 pub(crate) use recorded::AUX as AUX_COLUMN;
 pub(crate) use recorded::{Csr, Var};
 pub use recorded::{RecordedShape, ShapeRecorder};
+pub use shape_file::{read_shape, write_shape, ShapeFileError};
 pub use witness::WitnessSystem;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

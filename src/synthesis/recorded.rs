@@ -27,7 +27,7 @@ const COEFF_ONE: u32 = 0;
 const COEFF_MINUS_ONE: u32 = 1;
 
 /// One constraint matrix in compressed sparse rows, merged zero terms dropped.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Csr {
     row_start: Vec<usize>,
     col: Vec<u32>,
@@ -58,6 +58,26 @@ impl Csr {
 
     fn nonzeros(&self) -> usize {
         self.col.len()
+    }
+
+    /// A matrix from its row starts, columns and coefficient indices (as
+    /// [`Self::parts`] gives them), its row starts checked.
+    pub(crate) fn from_parts(
+        row_start: Vec<usize>,
+        col: Vec<u32>,
+        coeff: Vec<u32>,
+    ) -> std::result::Result<Csr, String> {
+        let ordered = row_start.first() == Some(&0)
+            && row_start.windows(2).all(|w| w[0] <= w[1])
+            && row_start.last() == Some(&col.len());
+        if !ordered || col.len() != coeff.len() {
+            return Err("a matrix's row starts do not hold together".into());
+        }
+        Ok(Csr {
+            row_start,
+            col,
+            coeff,
+        })
     }
 
     /// Row starts, columns (see [`AUX`]) and coefficient-table indices.
@@ -97,15 +117,15 @@ pub struct RecordedShape {
     pub(crate) num_inputs: usize,
     pub(crate) num_aux: usize,
     /// Rows the circuit itself enforced (input rows excluded).
-    num_user_rows: usize,
+    pub(crate) num_user_rows: usize,
     pub(crate) a: Csr,
     pub(crate) b: Csr,
     pub(crate) c: Csr,
     pub(crate) coeffs: Vec<Scalar>,
-    a_aux_density: Density,
-    b_input_density: Density,
-    b_aux_density: Density,
-    row_names: RowNames,
+    pub(crate) a_aux_density: Density,
+    pub(crate) b_input_density: Density,
+    pub(crate) b_aux_density: Density,
+    pub(crate) row_names: RowNames,
 }
 
 impl RecordedShape {
@@ -284,6 +304,61 @@ impl RecordedShape {
             b_input_density: self.b_input_density.clone(),
             b_aux_density: self.b_aux_density.clone(),
         }
+    }
+
+    /// A shape from its parts (as a shape file holds them), checked: the three
+    /// matrices of one row count, every term's variable and coefficient within
+    /// their tables, the densities as long as their variables.
+    pub(crate) fn from_parts(
+        num_inputs: usize,
+        num_aux: usize,
+        num_user_rows: usize,
+        [a, b, c]: [Csr; 3],
+        coeffs: Vec<Scalar>,
+        [a_aux_density, b_input_density, b_aux_density]: [Density; 3],
+        row_names: RowNames,
+    ) -> std::result::Result<RecordedShape, String> {
+        let rows = a.rows();
+        if b.rows() != rows || c.rows() != rows || num_user_rows + num_inputs != rows {
+            return Err(format!(
+                "matrices of {}, {} and {} rows for {num_user_rows} rows and {num_inputs} inputs",
+                a.rows(),
+                b.rows(),
+                c.rows()
+            ));
+        }
+        let terms_ok = |m: &Csr| {
+            m.col.par_iter().all(|&col| {
+                let idx = (col & !AUX) as usize;
+                if col & AUX != 0 {
+                    idx < num_aux
+                } else {
+                    idx < num_inputs
+                }
+            }) && m.coeff.par_iter().all(|&k| (k as usize) < coeffs.len())
+        };
+        if !(terms_ok(&a) && terms_ok(&b) && terms_ok(&c)) {
+            return Err("a term names a variable or coefficient past its table".into());
+        }
+        if a_aux_density.len() != num_aux
+            || b_aux_density.len() != num_aux
+            || b_input_density.len() != num_inputs
+        {
+            return Err("densities of other lengths than the variables".into());
+        }
+        Ok(RecordedShape {
+            num_inputs,
+            num_aux,
+            num_user_rows,
+            a,
+            b,
+            c,
+            coeffs,
+            a_aux_density,
+            b_input_density,
+            b_aux_density,
+            row_names,
+        })
     }
 
     pub fn num_rows(&self) -> usize {

@@ -79,6 +79,41 @@ impl RowNames {
         ))
     }
 
+    /// The interned names, the namespace nodes and the rows, as kept.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn parts(&self) -> (&[String], &[(u32, u32)], &[(u32, u32)]) {
+        (&self.strings, &self.nodes, &self.rows)
+    }
+
+    /// Row names from [`Self::parts`], every index checked.
+    pub(crate) fn from_parts(
+        strings: Vec<String>,
+        nodes: Vec<(u32, u32)>,
+        rows: Vec<(u32, u32)>,
+    ) -> Result<Self, String> {
+        let name_ok = |i: u32| (i as usize) < strings.len();
+        let node_ok = |i: u32| i == ROOT || (i as usize) < nodes.len();
+        // A node's parent comes before it, so that a path ends at the root.
+        let nodes_ok = nodes
+            .iter()
+            .enumerate()
+            .all(|(i, &(parent, name))| name_ok(name) && (parent == ROOT || (parent as usize) < i));
+        if !nodes_ok
+            || !rows
+                .iter()
+                .all(|&(node, name)| node_ok(node) && name_ok(name))
+        {
+            return Err("row names index past their tables".into());
+        }
+        Ok(RowNames {
+            strings,
+            index: HashMap::new(),
+            nodes,
+            rows,
+            open: Vec::new(),
+        })
+    }
+
     pub(crate) fn heap_bytes(&self) -> usize {
         let strings: usize = self.strings.iter().map(|s| s.capacity() + 24).sum();
         strings + (self.nodes.capacity() + self.rows.capacity()) * 8 + self.open.capacity() * 4

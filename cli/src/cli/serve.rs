@@ -13,6 +13,9 @@ use super::backend_flags;
 /// own, then cuzk's default, so that a host set up for cuzk keeps its file.
 const CONFIG_SEARCH: &[&str] = &["/etc/crossgroth/crossgroth.toml", "/data/zk/cuzk.toml"];
 
+/// Where recorded shapes are kept unless the configuration says otherwise.
+const DEFAULT_SHAPE_CACHE: &str = "/var/tmp/crossgroth-shapes";
+
 #[derive(clap::Args)]
 pub struct ServeArgs {
     /// The TOML configuration (cuzk's sections: [daemon], [srs], [memory], [gpus],
@@ -42,7 +45,10 @@ pub struct ServeArgs {
 
 pub fn run(args: ServeArgs) -> Result<()> {
     // filecoin-proofs' variable names the cache unless the file names one.
-    let mut base = Config::default();
+    let mut base = Config {
+        shape_cache: Some(PathBuf::from(DEFAULT_SHAPE_CACHE)),
+        ..Config::default()
+    };
     if let Some(dir) = std::env::var_os("FIL_PROOFS_PARAMETER_CACHE") {
         base.param_cache = dir.into();
     }
