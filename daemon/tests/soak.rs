@@ -84,7 +84,10 @@ async fn a_thousand_mixed_proofs_with_evictions_keep_memory_flat() {
         // Idle: nothing queued or running, freed buffers handed back.
         loop {
             let s = status(&mut c).await;
-            if s.queues.iter().all(|q| q.pending == 0 && q.in_progress == 0) {
+            if s.queues
+                .iter()
+                .all(|q| q.pending == 0 && q.in_progress == 0)
+            {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
