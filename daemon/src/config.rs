@@ -185,6 +185,10 @@ pub struct Config {
     /// Where recorded shapes are kept between runs (`[srs] shape_cache`);
     /// None: in memory only. The binary's default is /var/tmp/crossgroth-shapes.
     pub shape_cache: Option<PathBuf>,
+    /// Circuits (cuzk's ids, e.g. "porep-32g") whose parameter sets and kept
+    /// shapes are loaded at start, so that the daemon is ready before the
+    /// first request (`[srs] preload`).
+    pub preload: Vec<String>,
 }
 
 /// The default TCP address: cuzk's port, on loopback only.
@@ -215,6 +219,7 @@ impl Default for Config {
             log_level: "info".into(),
             verify_production_params: false,
             shape_cache: None,
+            preload: vec![],
         }
     }
 }
@@ -258,6 +263,7 @@ struct SrsSection {
     param_cache: Option<PathBuf>,
     verify_production_params: Option<bool>,
     shape_cache: Option<PathBuf>,
+    preload: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -321,7 +327,12 @@ const KNOWN: &[(&str, &[&str])] = &[
     ),
     (
         "srs",
-        &["param_cache", "verify_production_params", "shape_cache"],
+        &[
+            "param_cache",
+            "verify_production_params",
+            "shape_cache",
+            "preload",
+        ],
     ),
     (
         "memory",
@@ -423,6 +434,13 @@ impl Config {
         }
         if let Some(v) = file.srs.verify_production_params {
             c.verify_production_params = v;
+        }
+        if let Some(ids) = file.srs.preload {
+            for id in &ids {
+                crate::decode::Circuit::parse(id)
+                    .map_err(|e| ConfigError::new(format!("srs.preload: {e}")))?;
+            }
+            c.preload = ids;
         }
         if let Some(d) = file.srs.shape_cache {
             // An empty path turns the cache off.
@@ -627,6 +645,18 @@ mod tests {
         let e = Config::from_toml("[daemon]\ngrace_period = \"soon\"").unwrap_err();
         assert!(e.0.contains("daemon.grace_period"), "{e}");
         assert!(Config::from_toml("[daemon\n").is_err());
+        let e = Config::from_toml("[srs]\npreload = [\"porep-3g\"]").unwrap_err();
+        assert!(
+            e.0.contains("srs.preload") && e.0.contains("porep-3g"),
+            "{e}"
+        );
+        let e = Config::from_toml("[logging]\nlevel = \"loud\"").unwrap_err();
+        assert!(e.0.contains("logging.level"), "{e}");
+        let c = Config::from_toml("[srs]\npreload = [\"wpost-2k\"]\nshape_cache = \"\"").unwrap();
+        assert_eq!(
+            (c.preload, c.shape_cache),
+            (vec!["wpost-2k".to_string()], None)
+        );
         assert_eq!(parse_size("64GiB"), Some(64 << 30));
         assert_eq!(parse_size("1.5 KiB"), Some(1536));
         assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));

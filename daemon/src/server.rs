@@ -161,6 +161,11 @@ impl Server {
             no_device_tx,
             stopped.clone(),
         ))];
+        if !config.preload.is_empty() {
+            background.push(tokio::spawn(
+                daemon.clone().preload_at_start(config.preload.clone()),
+            ));
+        }
         let mut status_addr = None;
         if let Some(addr) = &config.status_listen {
             let listener = tokio::net::TcpListener::bind(addr)

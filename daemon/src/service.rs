@@ -18,6 +18,8 @@ pub struct Daemon {
     pub(crate) metrics: Arc<Metrics>,
     started: Instant,
     backends: Vec<Arc<dyn Backend>>,
+    /// Circuits preloaded at start so far, and how many were asked for.
+    preload_progress: std::sync::Mutex<(usize, usize)>,
 }
 
 impl Daemon {
@@ -31,6 +33,7 @@ impl Daemon {
             metrics,
             started: Instant::now(),
             backends,
+            preload_progress: std::sync::Mutex::new((0, 0)),
         }
     }
 
@@ -242,9 +245,30 @@ impl Daemon {
                 "resident_bytes": engine.memory.resident,
                 "admission_paused": engine.memory.paused,
             },
+            "preload": {
+                "done": self.preload_progress.lock().unwrap().0,
+                "total": self.preload_progress.lock().unwrap().1,
+            },
             "engine": engine,
         });
         v.to_string()
+    }
+
+    /// Preloads the configured circuits one after another, logging each and
+    /// counting them in the status page's `preload` (ready when done = total).
+    pub(crate) async fn preload_at_start(self: Arc<Self>, ids: Vec<String>) {
+        let total = ids.len();
+        self.preload_progress.lock().unwrap().1 = total;
+        for (i, id) in ids.iter().enumerate() {
+            log::info!("preloading {id} ({} of {total})", i + 1);
+            if let Err(e) = self.preload(id).await {
+                log::warn!("preloading {id}: {}", e.message());
+            }
+            self.preload_progress.lock().unwrap().0 = i + 1;
+        }
+        if total > 0 {
+            log::info!("preloading done: {total} circuit(s); ready");
+        }
     }
 
     async fn preload(&self, circuit_id: &str) -> Result<pb::PreloadSrsResponse, Status> {
@@ -260,12 +284,16 @@ impl Daemon {
                 .resident_sets()
                 .iter()
                 .any(|s| s.name == p.cache_id);
-            let (lease, took) = prover
-                .acquire(&p)
+            let (took, shape) = prover
+                .preload(&p)
                 .map_err(|e| Status::failed_precondition(e.to_string()))?;
-            drop(lease);
             if !already_loaded {
-                log::info!("preloaded {} in {:.1} s", circuit.id(), took.as_secs_f64());
+                log::info!(
+                    "preloaded {} in {:.1} s{}",
+                    circuit.id(),
+                    took.as_secs_f64(),
+                    if shape { ", with its kept shape" } else { "" }
+                );
             }
             Ok(pb::PreloadSrsResponse {
                 already_loaded,

@@ -366,3 +366,41 @@ async fn unix_socket_owner_only_and_shutdown_finishes_running_proofs() {
     assert_eq!(r.status, JobStatus::Completed as i32, "{}", r.error_message);
     assert!(!path.exists(), "the socket is removed on shutdown");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn preloaded_sets_are_resident_before_the_first_request() {
+    let mut cfg = config();
+    cfg.status_listen = Some("127.0.0.1:0".into());
+    cfg.preload = vec!["winning-2k".into(), "wpost-2k".into()];
+    let (server, addr) = start(cfg).await;
+    let http = server.status_addr().unwrap();
+    let mut c = client::connect(&addr).await.unwrap();
+    let began = std::time::Instant::now();
+    loop {
+        let page = http_get(http, "/status").await;
+        let json: serde_json::Value =
+            serde_json::from_str(page.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+        if json["preload"]["done"] == 2 {
+            assert_eq!(json["preload"]["total"], 2);
+            break;
+        }
+        assert!(
+            began.elapsed().as_secs() < 120,
+            "preloading: {}",
+            json["preload"]
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let s = c
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let ids: Vec<_> = s.loaded_srs.iter().map(|l| l.circuit_id.as_str()).collect();
+    assert!(
+        ids.contains(&"winning-2k") && ids.contains(&"wpost-2k"),
+        "{ids:?}"
+    );
+    assert_eq!(s.total_proofs_completed, 0);
+    server.shutdown().await.unwrap();
+}

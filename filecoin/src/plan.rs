@@ -19,6 +19,21 @@ pub(crate) struct ShapeFile {
     pub path: PathBuf,
     pub key: String,
 }
+
+impl ShapeFile {
+    pub(crate) fn of(params: &CircuitParams, dir: &std::path::Path) -> ShapeFile {
+        ShapeFile {
+            path: dir.join(format!("{}.shape", params.cache_id)),
+            // Everything that decides the shape besides the file's own format.
+            key: format!(
+                "{} {} crossgroth-filecoin {} storage-proofs-core 19.1.0",
+                params.label(),
+                params.params_file(),
+                env!("CARGO_PKG_VERSION")
+            ),
+        }
+    }
+}
 type Verify = Box<dyn FnOnce(&[u8]) -> Result<bool> + Send>;
 
 pub(crate) struct Plan {
@@ -96,17 +111,10 @@ impl Plan {
         shapes_dir: Option<&std::path::Path>,
     ) -> Result<Units> {
         let make = self.units.take().expect("a plan's units are made once");
-        let file = shapes_dir.map(|dir| ShapeFile {
-            path: dir.join(format!("{}.shape", self.params.cache_id)),
-            // Everything that decides the shape besides the file's own format.
-            key: format!(
-                "{} {} crossgroth-filecoin {} storage-proofs-core 19.1.0",
-                self.params.label(),
-                self.params.params_file(),
-                env!("CARGO_PKG_VERSION")
-            ),
-        });
-        make(recorded, file)
+        make(
+            recorded,
+            shapes_dir.map(|dir| ShapeFile::of(&self.params, dir)),
+        )
     }
 
     /// Runs filecoin-proofs' verifier on the output; an output it refuses is an error.
@@ -189,7 +197,11 @@ fn recorded_units<C: Circuit<Scalar> + Send + 'static>(
 
 /// The shape kept in `file`, if it is there, whole, of this key and fits the
 /// set's parameters; anything else is said and the shape recorded again.
-fn kept_shape(file: &ShapeFile, lease: &SetLease, max_bytes: usize) -> Option<RecordedShape> {
+pub(crate) fn kept_shape(
+    file: &ShapeFile,
+    lease: &SetLease,
+    max_bytes: usize,
+) -> Option<RecordedShape> {
     let t = std::time::Instant::now();
     match read_shape(&file.path, &file.key, max_bytes as u64) {
         Ok(shape) => match lease.params().check_shape(&shape.shape()) {

@@ -156,6 +156,28 @@ impl FilecoinProver {
         })
     }
 
+    /// Loads `p`'s parameter set and, where its recorded shape is kept in
+    /// [`FilecoinOptions::shapes_dir`], the shape: what a daemon does at start
+    /// for the sets it is told to preload. Returns the set's load time (zero if
+    /// it was resident) and whether a kept shape is now held with it.
+    pub fn preload(&self, p: &CircuitParams) -> Result<(Duration, bool)> {
+        let (lease, took) = self.acquire(p)?;
+        let Some(dir) = &self.options.shapes_dir else {
+            return Ok((took, false));
+        };
+        let file = crate::plan::ShapeFile::of(p, dir);
+        if !file.path.is_file() {
+            return Ok((took, false));
+        }
+        let estimate = crossgroth::engine::recording_estimate(lease.params());
+        let shape = lease.shape_or_record(estimate, || {
+            crate::plan::kept_shape(&file, &lease, estimate)
+                .map(|s| (s, ()))
+                .ok_or_else(|| Error::Invalid("no usable kept shape".into()))
+        });
+        Ok((took, shape.is_ok()))
+    }
+
     /// Proves `request` as job `id` (r and s from the operating system).
     pub fn prove(&self, id: &str, request: &Request, priority: Priority) -> Result<Output> {
         self.run(id, request, priority, None)
