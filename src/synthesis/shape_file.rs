@@ -352,41 +352,32 @@ fn put_u64s(out: &mut impl Write, v: impl Iterator<Item = u64>, len: usize) -> s
 }
 
 fn get_u32s(input: &mut impl Read) -> std::io::Result<Vec<u32>> {
-    let n = get_u64(input)?;
-    if n > MAX_ELEMENTS {
-        return Err(bad(format!("a vector of {n} elements")));
-    }
-    let mut v = Vec::with_capacity(n as usize);
-    let mut buf = vec![0u8; CHUNK * 4];
-    let mut left = n as usize;
-    while left > 0 {
-        let k = left.min(CHUNK);
-        input.read_exact(&mut buf[..k * 4])?;
-        v.extend(
-            buf[..k * 4]
-                .chunks_exact(4)
-                .map(|b| u32::from_le_bytes(b.try_into().unwrap())),
-        );
-        left -= k;
-    }
-    Ok(v)
+    get_vec(input, u32::from_le_bytes)
 }
 
 fn get_u64s(input: &mut impl Read) -> std::io::Result<Vec<u64>> {
+    get_vec(input, u64::from_le_bytes)
+}
+
+/// A length-prefixed vector of `N`-byte little-endian elements, read in chunks.
+fn get_vec<T, const N: usize>(
+    input: &mut impl Read,
+    from: fn([u8; N]) -> T,
+) -> std::io::Result<Vec<T>> {
     let n = get_u64(input)?;
     if n > MAX_ELEMENTS {
         return Err(bad(format!("a vector of {n} elements")));
     }
     let mut v = Vec::with_capacity(n as usize);
-    let mut buf = vec![0u8; CHUNK * 8];
+    let mut buf = vec![0u8; CHUNK * N];
     let mut left = n as usize;
     while left > 0 {
         let k = left.min(CHUNK);
-        input.read_exact(&mut buf[..k * 8])?;
+        input.read_exact(&mut buf[..k * N])?;
         v.extend(
-            buf[..k * 8]
-                .chunks_exact(8)
-                .map(|b| u64::from_le_bytes(b.try_into().unwrap())),
+            buf[..k * N]
+                .chunks_exact(N)
+                .map(|b| from(b.try_into().expect("N bytes"))),
         );
         left -= k;
     }
