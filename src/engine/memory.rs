@@ -126,7 +126,14 @@ pub struct ResidentSamples {
     /// (seconds since the previous sample, resident, committed) of the
     /// samples taken while a circuit waited for memory.
     pub waits: Vec<(f64, usize, usize)>,
+    /// When the last sample was taken (seconds since start).
+    last: Option<f64>,
+    /// The highest resident memory sampled.
+    peak: usize,
 }
+
+/// Samples kept for the series and for the waits: about 33 minutes' worth.
+const MAX_SAMPLES: usize = 100_000;
 
 impl ResidentSamples {
     /// Records a sample of `resident` bytes; `waiting` holds what the budget
@@ -134,15 +141,21 @@ impl ResidentSamples {
     pub fn record(&mut self, resident: usize, waiting: Option<usize>) {
         let start = *self.start.get_or_insert_with(Instant::now);
         let now = start.elapsed().as_secs_f64();
-        let since = self.samples.last().map_or(0.0, |s| now - s.0);
-        self.samples.push((now, resident));
-        if let Some(committed) = waiting {
+        let since = now - self.last.unwrap_or(now);
+        self.last = Some(now);
+        self.peak = self.peak.max(resident);
+        // A sample every 20 ms would grow without end in a daemon: the series
+        // (for plots of runs) and the waits keep their first MAX_SAMPLES.
+        if self.samples.len() < MAX_SAMPLES {
+            self.samples.push((now, resident));
+        }
+        if let (Some(committed), true) = (waiting, self.waits.len() < MAX_SAMPLES) {
             self.waits.push((since, resident, committed));
         }
     }
 
     pub fn peak(&self) -> usize {
-        self.samples.iter().map(|s| s.1).max().unwrap_or(0)
+        self.peak
     }
 
     /// Resident and committed memory as fractions of `limit` while circuits

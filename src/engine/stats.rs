@@ -111,9 +111,14 @@ pub struct RunSummary {
     pub activity: Vec<(String, f64, f64)>,
 }
 
+/// Times kept a stage, for its percentiles.
+const MAX_TIMES: usize = 100_000;
+
 pub struct Stats {
     start: Instant,
     stages: BTreeMap<String, Vec<f64>>,
+    /// Stage times recorded so far (where the next one goes once a stage's ring is full).
+    recorded: usize,
     pub proofs: usize,
     pub jobs_failed: usize,
     pub device_busy: Vec<DeviceBusy>,
@@ -127,6 +132,7 @@ impl Stats {
         Stats {
             start: Instant::now(),
             stages: BTreeMap::new(),
+            recorded: 0,
             proofs: 0,
             jobs_failed: 0,
             completions: vec![],
@@ -144,10 +150,15 @@ impl Stats {
 
     /// Records one stage execution that began at `began` and lasted `seconds`.
     pub fn record(&mut self, stage: &str, began: Instant, seconds: f64) {
-        self.stages
-            .entry(stage.to_string())
-            .or_default()
-            .push(seconds);
+        let times = self.stages.entry(stage.to_string()).or_default();
+        // A daemon runs for months: past the cap, a stage's times become a
+        // ring of the most recent ones.
+        if times.len() < MAX_TIMES {
+            times.push(seconds);
+        } else {
+            times[self.recorded % MAX_TIMES] = seconds;
+        }
+        self.recorded += 1;
         let s = began.saturating_duration_since(self.start).as_secs_f64();
         if self.activity.len() < 100_000 {
             self.activity.push((stage.to_string(), s, s + seconds));
