@@ -12,7 +12,6 @@ use crossgroth::backend::{Backend, BackendOptions};
 use crossgroth::engine::{Engine, EngineConfig};
 use crossgroth::groth16::placement::PlacementConfig;
 use crossgroth_filecoin::{FilecoinOptions, FilecoinProver, ParamsCache};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -296,71 +295,52 @@ fn bind_unix(path: &Path) -> Result<tokio::net::UnixListener> {
     Ok(listener)
 }
 
-/// Longest HTTP request head read.
-const MAX_HTTP_HEAD: usize = 8 << 10;
-
 /// `GET /status` (JSON, as cuzk serves it), `GET /metrics` (Prometheus text) and
-/// `GET /healthz` (200 SERVING or 503 NOT_SERVING, as the health service).
+/// `GET /healthz` (200 SERVING or 503 NOT_SERVING, as the health service), on
+/// axum until the daemon stops.
 async fn status_page(
     listener: tokio::net::TcpListener,
     daemon: Arc<Daemon>,
     mut stopped: watch::Receiver<bool>,
 ) {
-    loop {
-        let accepted = tokio::select! {
-            a = listener.accept() => a,
-            _ = stopped.wait_for(|s| *s) => return,
-        };
-        let Ok((mut sock, _)) = accepted else {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            continue;
-        };
-        let daemon = daemon.clone();
-        tokio::spawn(async move {
-            let mut head = Vec::with_capacity(1024);
-            let mut buf = [0u8; 1024];
-            let read = async {
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_HTTP_HEAD {
-                    match sock.read(&mut buf).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-            };
-            if tokio::time::timeout(Duration::from_secs(5), read)
-                .await
-                .is_err()
-            {
-                return;
-            }
-            let line = head.split(|&b| b == b'\r').next().unwrap_or_default();
-            let (code, ctype, body) = if line.starts_with(b"GET /status") {
-                ("200 OK", "application/json", daemon.status_json())
-            } else if line.starts_with(b"GET /metrics") {
-                ("200 OK", "text/plain; version=0.0.4", daemon.metrics_text())
-            } else if line.starts_with(b"GET /healthz") {
-                if daemon.serving() {
-                    ("200 OK", "text/plain", "SERVING\n".to_string())
-                } else {
-                    (
-                        "503 Service Unavailable",
-                        "text/plain",
-                        "NOT_SERVING\n".to_string(),
-                    )
-                }
-            } else {
+    use axum::extract::State;
+    use axum::http::{header::CONTENT_TYPE, StatusCode};
+    use axum::routing::get;
+    let app = axum::Router::new()
+        .route(
+            "/status",
+            get(|State(d): State<Arc<Daemon>>| async move {
+                ([(CONTENT_TYPE, "application/json")], d.status_json())
+            }),
+        )
+        .route(
+            "/metrics",
+            get(|State(d): State<Arc<Daemon>>| async move {
                 (
-                    "404 Not Found",
-                    "text/plain",
-                    "GET /status, /metrics or /healthz\n".to_string(),
+                    [(CONTENT_TYPE, "text/plain; version=0.0.4")],
+                    d.metrics_text(),
                 )
-            };
-            let reply = format!(
-                "HTTP/1.1 {code}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = sock.write_all(reply.as_bytes()).await;
-            let _ = sock.shutdown().await;
-        });
+            }),
+        )
+        .route(
+            "/healthz",
+            get(|State(d): State<Arc<Daemon>>| async move {
+                if d.serving() {
+                    (StatusCode::OK, "SERVING\n")
+                } else {
+                    (StatusCode::SERVICE_UNAVAILABLE, "NOT_SERVING\n")
+                }
+            }),
+        )
+        .fallback(|| async { (StatusCode::NOT_FOUND, "GET /status, /metrics or /healthz\n") })
+        .with_state(daemon);
+    let stop = async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    };
+    if let Err(e) = axum::serve(listener, app)
+        .with_graceful_shutdown(stop)
+        .await
+    {
+        log::error!("the status listener failed: {e}");
     }
 }

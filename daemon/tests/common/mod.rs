@@ -225,7 +225,7 @@ pub fn rss_anon() -> u64 {
 
 /// `GET path` on the status listener: the whole reply, head and body.
 pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
-    let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     tokio::task::spawn_blocking(move || {
         use std::io::{Read, Write};
         let mut s = std::net::TcpStream::connect(addr).unwrap();
