@@ -433,10 +433,13 @@ fn bytes(n: usize) -> bytesize::ByteSize {
     bytesize::ByteSize(n as u64)
 }
 
-/// An upper bound of the parameters' host bytes for `shape`: H over the
-/// domain, L, A and B_G1 over every variable, B_G2 likewise.
+/// The parameters' host bytes for `shape`, as bellperson lays them out: H over
+/// the domain, L over the aux, A and B_G1 over their densities (inputs
+/// included), B_G2 (twice a G1 point) over B's.
 fn expected_params_bytes(shape: &crossgroth::synthesis::RecordedShape) -> usize {
+    const G1: usize = 96;
     let domain = shape.num_rows().next_power_of_two();
-    let vars = shape.num_inputs() + shape.num_aux();
-    (domain + 3 * vars) * 96 + vars * 192
+    let a = shape.num_inputs() + shape.a_aux_density().count();
+    let b = shape.b_input_density().count() + shape.b_aux_density().count();
+    (domain + shape.num_aux() + a + b) * G1 + b * 2 * G1
 }
