@@ -64,7 +64,12 @@ fn start(args: &[&str], env: &[(&str, &str)]) -> (Child, Vec<String>, mpsc::Rece
         }
     });
     let mut lines = vec![];
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
     while let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no listening line within 120 s: {lines:#?}"
+        );
         let done = line.contains("crossgroth serve: listening on");
         lines.push(line);
         if done {
@@ -83,10 +88,22 @@ fn listening_on(lines: &[String]) -> String {
         .to_string()
 }
 
+/// SIGTERM right after the listening line, as a supervisor may send it; a
+/// daemon that does not stop within a minute fails the test instead of hanging it.
 fn stop(mut child: Child) -> i32 {
     // SAFETY: kill only sends a signal to the child we started.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    child.wait().unwrap().code().unwrap_or(-1)
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code().unwrap_or(-1);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the daemon did not stop within 60 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]

@@ -118,13 +118,17 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .context("cannot start the async runtime")?;
     let exit_when_no_device = config.exit_when_no_device;
     runtime.block_on(async move {
+        // The handlers are in place before anyone is told where the daemon
+        // listens: a supervisor's SIGTERM right after that line must stop it,
+        // not be swallowed by the one-shot commands' handler.
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+        let mut int = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
         let server = Server::start(config, backends).await?;
         eprintln!("crossgroth serve: listening on {}", server.bound());
         if let Some(a) = server.status_addr() {
             eprintln!("crossgroth serve: status page on http://{a}/status");
         }
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .context("cannot handle SIGTERM")?;
         let no_device = async {
             if exit_when_no_device {
                 server.lost_all_devices().await
@@ -134,7 +138,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         };
         let which = tokio::select! {
             _ = term.recv() => "SIGTERM",
-            _ = tokio::signal::ctrl_c() => "SIGINT",
+            _ = int.recv() => "SIGINT",
             _ = no_device => "",
         };
         if which.is_empty() {
