@@ -87,6 +87,25 @@ fn fr_ntt_stage4(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
   fr_st_B1(8u * i3, fr_sub(b1, c3));
 }
 
+// One radix-2 butterfly a pair of elements between two chunks of a vector too
+// large for one binding (the chunks' stages of backends/wgpu/src/ntt.rs):
+// u = B1[i], v = B2[i] for i < prm(0), twiddle K = prm(8..16). prm(1) = 0,
+// decimation in frequency: B1 <- u + v, B2 <- (u - v) K; prm(1) = 1,
+// decimation in time: B1 <- u + v K, B2 <- u - v K.
+@compute @workgroup_size(64)
+fn fr_ntt_cross(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = linear_id(gid, nwg);
+  if (i >= prm(0)) { return; }
+  let dit = prm(1) == 1u;
+  let u = fr_ld_B1(8u * i);
+  var v = fr_ld_B2(8u * i);
+  if (dit) { v = fr_mul(v, fr_const()); }
+  fr_st_B1(8u * i, fr_add(u, v));
+  var d = fr_sub(u, v);
+  if (!dit) { d = fr_mul(d, fr_const()); }
+  fr_st_B2(8u * i, d);
+}
+
 // B2[i] <- B3[i & mask] * B4[i >> bits] for i < prm(0); bits = prm(1):
 // expands split power tables (x^i = x^lo * x^(hi * 2^bits)).
 @compute @workgroup_size(64)

@@ -32,6 +32,13 @@ pub struct Options {
     /// and the portable code measured faster for G2 (backends/wgpu/README.md);
     /// both give the same words.
     pub g2_int64: bool,
+    /// Lowers the largest storage buffer the backend binds (bytes), below
+    /// the adapter's `max_storage_buffer_binding_size` and `max_buffer_size`
+    /// (the least of the three applies). Bases, MSM scalars and NTT vectors
+    /// larger than the limit are held in chunks and give the same results;
+    /// a lower limit exercises that path on small inputs. Default: None, the
+    /// adapter's limits.
+    pub max_binding_bytes: Option<u64>,
 }
 
 impl Default for Options {
@@ -40,6 +47,7 @@ impl Default for Options {
             allow_int64: true,
             adapter: None,
             g2_int64: false,
+            max_binding_bytes: None,
         }
     }
 }
@@ -48,9 +56,12 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Bases of group `C` ([`crate::G1`] or [`crate::G2`]) resident on the
 /// device, converted to the device's Montgomery form. Usable only with the
-/// backend that uploaded them.
+/// backend that uploaded them. Held in chunks of whole points, each within
+/// the backend's binding limit (one chunk where they all fit).
 pub struct Bases<C: Curve> {
-    pub(crate) buf: wgpu::Buffer,
+    /// The chunks in order; every one but the last holds `per_chunk` points.
+    pub(crate) chunks: Vec<wgpu::Buffer>,
+    pub(crate) per_chunk: usize,
     pub(crate) len: usize,
     pub(crate) owner: u64,
     group: PhantomData<C>,
@@ -102,7 +113,12 @@ impl WgpuDevice {
 
     /// The adapter and field code that `opts` choose.
     pub fn with_options(opts: Options) -> Result<Self, WgpuError> {
-        let ctx = Ctx::new(opts.allow_int64, opts.g2_int64, opts.adapter.as_ref())?;
+        let ctx = Ctx::new(
+            opts.allow_int64,
+            opts.g2_int64,
+            opts.adapter.as_ref(),
+            opts.max_binding_bytes,
+        )?;
         Ok(WgpuDevice {
             ctx,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -139,6 +155,13 @@ impl WgpuDevice {
         &self.ctx.info
     }
 
+    /// The most bytes one storage buffer holds here: the adapter's binding
+    /// and buffer limits, lowered by `Options::max_binding_bytes` (rounded
+    /// down to a multiple of 16). Larger vectors are held in chunks.
+    pub fn max_binding_bytes(&self) -> u64 {
+        self.ctx.binding
+    }
+
     /// Whether the SHADER_INT64 path is in use (G1, NTT and H).
     pub fn uses_int64(&self) -> bool {
         self.ctx.int64
@@ -162,6 +185,7 @@ impl WgpuDevice {
             "fr_bitrev",
             "fr_ntt_stage",
             "fr_ntt_stage4",
+            "fr_ntt_cross",
             "fr_expand_powers",
             "fr_scale_powers",
             "fr_h_combine",
@@ -237,27 +261,45 @@ impl WgpuDevice {
         let what = &format!("{} bases", C::NAME);
         let _g = self.lock()?;
         check_count(bases.len(), what)?;
-        let words = affine_words::<C>(bases)?;
-        let buf = self.ctx.upload(words, 0, what)?;
-        // two coordinates a point, each FE_WORDS / 6 Fq elements
-        let n_fq = (bases.len() * 2 * C::FE_WORDS / 6) as u64;
-        if n_fq > 0 {
-            let m = Module::Curve(C::GROUP);
-            let k = self.ctx.module_radix(m).fq_k_to_dev();
-            self.ctx.run(
-                what,
-                &[job(
-                    m,
-                    "fq_mul_const",
-                    params(&[n_fq as u32], &k),
-                    &[(1, &buf)],
-                    n_fq,
-                )],
-                &[],
-            )?;
+        let per_chunk = (self.ctx.binding / C::AFFINE_BYTES as u64) as usize;
+        if per_chunk == 0 {
+            return Err(WgpuError::OutOfMemory(format!(
+                "{what}: one point needs {} bytes, over the storage binding limit of {} bytes",
+                C::AFFINE_BYTES,
+                self.ctx.binding
+            )));
+        }
+        let m = Module::Curve(C::GROUP);
+        let k = self.ctx.module_radix(m).fq_k_to_dev();
+        let mut chunks = Vec::with_capacity(bases.len().div_ceil(per_chunk).max(1));
+        // One (empty) chunk for no points, so that every Bases has a buffer.
+        let pieces: Vec<&[C::Affine]> = if bases.is_empty() {
+            vec![bases]
+        } else {
+            bases.chunks(per_chunk).collect()
+        };
+        for piece in pieces {
+            let buf = self.ctx.upload(affine_words::<C>(piece)?, 0, what)?;
+            // two coordinates a point, each FE_WORDS / 6 Fq elements
+            let n_fq = (piece.len() * 2 * C::FE_WORDS / 6) as u64;
+            if n_fq > 0 {
+                self.ctx.run(
+                    what,
+                    &[job(
+                        m,
+                        "fq_mul_const",
+                        params(&[n_fq as u32], &k),
+                        &[(1, &buf)],
+                        n_fq,
+                    )],
+                    &[],
+                )?;
+            }
+            chunks.push(buf);
         }
         Ok(Bases {
-            buf,
+            chunks,
+            per_chunk,
             len: bases.len(),
             owner: self.id,
             group: PhantomData,
@@ -290,9 +332,11 @@ fn affine_words<C: Curve>(bases: &[C::Affine]) -> Result<&[u32], WgpuError> {
     })
 }
 
-/// Refuses counts too large for the shaders' u32 indices (up to 64 words an item).
+/// Refuses counts whose ranks do not fit the MSM's u32 entries (bit 31 is a
+/// sign); word offsets stay in range because no buffer exceeds the binding
+/// limit.
 pub(crate) fn check_count(n: usize, what: &str) -> Result<(), WgpuError> {
-    if n > u32::MAX as usize / 64 {
+    if n > (u32::MAX >> 1) as usize {
         return Err(WgpuError::InvalidInput(format!("{what}: {n} is too many")));
     }
     Ok(())

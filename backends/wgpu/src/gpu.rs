@@ -103,6 +103,10 @@ pub(crate) struct Ctx {
     pub queue: wgpu::Queue,
     pub info: AdapterInfo,
     pub limits: wgpu::Limits,
+    /// The most bytes one storage buffer may hold: the adapter's binding and
+    /// buffer limits, lowered by `Options::max_binding_bytes`; every vector
+    /// larger than this is held in chunks (bases, MSM passes, NTT).
+    pub binding: u64,
     pub int64: bool,
     /// Whether the G2 module also uses the SHADER_INT64 field code (only when
     /// `int64`; see `Options::g2_int64`).
@@ -141,6 +145,18 @@ pub(crate) fn params(head: &[u32], konst: &[u32]) -> [u32; 32] {
     p
 }
 
+/// The effective binding limit: the least of the adapter's binding and
+/// buffer limits and the caller's `max_binding`, at most 4 GiB (the shaders
+/// index u32 words) and a multiple of 16 (buffer sizes are rounded up to 16).
+fn binding_limit(limits: &wgpu::Limits, max_binding: Option<u64>) -> u64 {
+    let max = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size)
+        .min(max_binding.unwrap_or(u64::MAX))
+        .min(1 << 32);
+    max & !15
+}
+
 /// How [`WgpuDevice::with_options`] picks its adapter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AdapterChoice {
@@ -158,6 +174,7 @@ impl Ctx {
         allow_int64: bool,
         g2_int64: bool,
         choice: Option<&AdapterChoice>,
+        max_binding: Option<u64>,
     ) -> Result<Ctx, WgpuError> {
         let list = catch("adapter enumeration", adapters)?;
         if list.is_empty() {
@@ -286,11 +303,13 @@ impl Ctx {
                 })
             })
             .collect();
+        let binding = binding_limit(&limits, max_binding);
         let ctx = Ctx {
             device,
             queue,
             info,
             limits,
+            binding,
             int64,
             g2_int64: int64 && g2_int64,
             radix: crate::host::Radix::new(int64),
@@ -422,13 +441,10 @@ impl Ctx {
     /// A storage buffer of at least `bytes` (rounded up to 16), zeroed.
     pub fn storage(&self, bytes: u64, what: &str) -> Result<wgpu::Buffer, WgpuError> {
         let size = bytes.max(16).div_ceil(16) * 16;
-        let max = self
-            .limits
-            .max_storage_buffer_binding_size
-            .min(self.limits.max_buffer_size);
-        if size > max {
+        if size > self.binding {
             return Err(WgpuError::OutOfMemory(format!(
-                "{what}: {size} bytes exceed the adapter's storage binding limit of {max} bytes"
+                "{what}: {size} bytes exceed the storage binding limit of {} bytes",
+                self.binding
             )));
         }
         let b = catch("create_buffer", || {

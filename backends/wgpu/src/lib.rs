@@ -25,6 +25,7 @@ mod host;
 mod msm;
 mod msm_plan;
 mod ntt;
+mod ntt_chunks;
 mod shaders;
 
 pub use crossgroth_gpu_host::{Curve, G1, G2};

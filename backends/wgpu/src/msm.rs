@@ -140,6 +140,57 @@ fn fold<H: HostPoints>(out: &MsmOut) -> H::Point {
     acc
 }
 
+/// The sum of the passes' MSMs (an MSM is linear: the passes over chunks of
+/// the bases and pieces of the scalars add up to the whole).
+fn fold_all<H: HostPoints>(outs: &[MsmOut]) -> H::Point {
+    let mut acc = H::Point::default();
+    for out in outs {
+        H::add(&mut acc, &fold::<H>(out));
+    }
+    acc
+}
+
+/// The sizes of one device pass of an MSM that keep each of its buffers
+/// within the binding limit `lim` (bytes), for XYZZ points of `pt_bytes`.
+/// The terms of one chunk of the bases always fit one pass: their scalars
+/// (32 bytes each), ranks (4) and the accumulation's chunk sums (two points a
+/// BALANCED_CHUNK terms) take less than the chunk's affine points.
+#[derive(Debug, PartialEq)]
+pub(crate) struct PassLimits {
+    /// Largest window size: a window's buckets and counts must fit.
+    pub c_max: u32,
+    /// Most partial sums of the ones' pass besides the empty bucket 0.
+    pub ones_sums_max: u64,
+}
+
+pub(crate) fn pass_limits(lim: u64, pt_bytes: u64, name: &str) -> Result<PassLimits, WgpuError> {
+    // a window of 2^(c-1) buckets: its points, and two u32 counters a bucket
+    let fits = |c: u32| {
+        let nb = 1u64 << (c - 1);
+        nb * pt_bytes <= lim && 8 * nb <= lim
+    };
+    if !fits(4) {
+        return Err(WgpuError::OutOfMemory(format!(
+            "{name} MSM: the 8 buckets of a window need {} bytes, over the storage binding limit of {lim} bytes",
+            8 * pt_bytes
+        )));
+    }
+    Ok(PassLimits {
+        c_max: (4..=16u32).rev().find(|&c| fits(c)).unwrap_or(4),
+        ones_sums_max: (lim / pt_bytes).min(lim / 8) - 1,
+    })
+}
+
+/// `ranks` less `lo`: the ranks within a chunk of the bases that starts at
+/// rank `lo` (borrowed for the first chunk).
+fn rebased(ranks: &[u32], lo: u64) -> std::borrow::Cow<'_, [u32]> {
+    if lo == 0 {
+        std::borrow::Cow::Borrowed(ranks)
+    } else {
+        std::borrow::Cow::Owned(ranks.iter().map(|&r| r - lo as u32).collect())
+    }
+}
+
 /// `value` as the type `U` that it is: a group's blst point named through
 /// `Curve::Point`. None for another type (a `Curve` impl with other types).
 fn same_type<T: 'static, U: Copy + 'static>(value: T) -> Option<U> {
@@ -174,206 +225,247 @@ impl WgpuDevice {
                 C::NAME
             )));
         }
-        let out = self.window_sums(bases, first, scalars, density)?;
+        let outs = self.window_sums(bases, first, scalars, density)?;
         match C::GROUP {
-            Group::G1 => same_type(fold::<G1>(&out)),
-            Group::G2 => same_type(fold::<G2>(&out)),
+            Group::G1 => same_type(fold_all::<G1>(&outs)),
+            Group::G2 => same_type(fold_all::<G2>(&outs)),
         }
         .ok_or_else(|| {
             WgpuError::InvalidInput(format!("msm: the {} point type is not blst's", C::NAME))
         })
     }
 
-    /// The device part of [`Self::msm`]: the window sums and the ones' sums.
+    /// The device part of [`Self::msm`]: per chunk of the bases, one pass
+    /// for its window sums and one for the sums of its ones (scalars 1).
     fn window_sums<C: Curve>(
         &self,
         bases: &Bases<C>,
         first: usize,
         scalars: &[blst_fr],
         density: Option<&[u64]>,
+    ) -> Result<Vec<MsmOut>, WgpuError> {
+        let Split { idx, sc, ones } = split_scalars(scalars, density, bases.len, first)?;
+        let pt_bytes = 4 * 2 * C::FE_WORDS as u64 * 4;
+        let pl = pass_limits(self.ctx.binding, pt_bytes, C::NAME)?;
+        let _g = self.lock()?;
+        let mut outs = Vec::new();
+        // The ranks ascend, so a chunk's terms are one range of idx and one
+        // of ones.
+        let per = bases.per_chunk as u64;
+        for (k, buf) in bases.chunks.iter().enumerate() {
+            let (lo, hi) = (k as u64 * per, (k as u64 + 1) * per);
+            let range = |v: &[u32]| {
+                v.partition_point(|&r| u64::from(r) < lo)..v.partition_point(|&r| u64::from(r) < hi)
+            };
+            let r = range(&idx);
+            if !r.is_empty() {
+                let ix = rebased(&idx[r.clone()], lo);
+                outs.push(self.windows_pass::<C>(buf, &ix, &sc[r], pl.c_max)?);
+            }
+            let r = range(&ones);
+            if !r.is_empty() {
+                let ix = rebased(&ones[r], lo);
+                outs.push(self.ones_pass::<C>(buf, &ix, pl.ones_sums_max)?);
+            }
+        }
+        Ok(outs)
+    }
+
+    /// The window sums of the scalars `sc` (neither 0 nor 1) over the bases
+    /// of ranks `idx` in `bases`, with windows of at most `c_max` bits.
+    fn windows_pass<C: Curve>(
+        &self,
+        bases: &wgpu::Buffer,
+        idx: &[u32],
+        sc: &[blst_fr],
+        c_max: u32,
     ) -> Result<MsmOut, WgpuError> {
-        let nbases = bases.len;
-        let bases = &bases.buf;
-        let Split { idx, sc, ones } = split_scalars(scalars, density, nbases, first)?;
         // u32 words a coordinate and a point
         let fw = 2 * C::FE_WORDS as u64;
         let pt_words = 4 * fw;
         let m = Module::Curve(C::GROUP);
-        let _g = self.lock()?;
-        let mut out = MsmOut {
-            c: 0,
-            windows: Vec::new(),
-            ones: Vec::new(),
-        };
         // device -> blst form, run in the curve's module (the same K for
         // either field code: 2^384 mod p)
         let kfrom = self.ctx.module_radix(m).fq_k_from_dev();
         let n = idx.len() as u64;
-        if n > 0 {
-            let c = window_bits(n);
-            // signed digits: 2^(c-1) buckets a window, and one window more than
-            // 255 / c to take the last carry
-            let nb = 1u64 << (c - 1);
-            let windows = 255 / c + 1;
-            let t_per = (nb / 32).max(1);
-            // Bound the buffers of one batch of windows.
-            let cap = self
+        let c = window_bits(n).min(c_max);
+        let mut out = MsmOut {
+            c,
+            windows: Vec::new(),
+            ones: Vec::new(),
+        };
+        // signed digits: 2^(c-1) buckets a window, and one window more than
+        // 255 / c to take the last carry
+        let nb = 1u64 << (c - 1);
+        let windows = 255 / c + 1;
+        let t_per = (nb / 32).max(1);
+        // Bound the buffers of one batch of windows.
+        let cap = self.ctx.binding.min(1 << 28);
+        // the buckets are summed in equal chunks of sorted entries
+        let chunks = n.div_ceil(BALANCED_CHUNK);
+        let partial_bytes = 2 * chunks * pt_words * 4;
+        let per_win = (n * 8)
+            .max(nb * pt_words * 4)
+            .max(2 * nb * 4)
+            .max(partial_bytes);
+        let batch = (cap / per_win).clamp(1, windows as u64) as u32;
+        let scal = self.ctx.upload(host::fr_as_words(sc), 0, "msm scalars")?;
+        let ib = self.ctx.upload(idx, 0, "msm indices")?;
+        let kc = self.ctx.radix.fr_k_canonical();
+        self.ctx.run(
+            "msm scalars",
+            &[job(
+                Module::Fr,
+                "fr_mul_const",
+                params(&[n as u32], &kc),
+                &[(1, &scal)],
+                n,
+            )],
+            &[],
+        )?;
+        let mut w0 = 0u32;
+        while w0 < windows {
+            let nw = batch.min(windows - w0) as u64;
+            let counts = self.ctx.storage(2 * nw * nb * 4, "msm counts")?;
+            let sorted = self.ctx.storage(nw * n * 4, "msm sorted")?;
+            let digits = self.ctx.storage(nw * n * 4, "msm digits")?;
+            let buckets = self.ctx.storage(nw * nb * pt_words * 4, "msm buckets")?;
+            let res = self
                 .ctx
-                .limits
-                .max_storage_buffer_binding_size
-                .min(self.ctx.limits.max_buffer_size)
-                .min(1 << 28);
-            // the buckets are summed in equal chunks of sorted entries
-            let chunks = n.div_ceil(BALANCED_CHUNK);
-            let partial_bytes = 2 * chunks * pt_words * 4;
-            let per_win = (n * 8)
-                .max(nb * pt_words * 4)
-                .max(2 * nb * 4)
-                .max(partial_bytes);
-            let batch = (cap / per_win).clamp(1, windows as u64) as u32;
-            let scal = self.ctx.upload(host::fr_as_words(&sc), 0, "msm scalars")?;
-            let ib = self.ctx.upload(&idx, 0, "msm indices")?;
-            let kc = self.ctx.radix.fr_k_canonical();
-            self.ctx.run(
-                "msm scalars",
-                &[job(
-                    Module::Fr,
-                    "fr_mul_const",
-                    params(&[n as u32], &kc),
-                    &[(1, &scal)],
+                .storage(nw * t_per * pt_words * 4, "msm window sums")?;
+            let partials = self.ctx.storage(nw * partial_bytes, "msm chunk sums")?;
+            let sp = params(&[n as u32, c, nb as u32, w0, nw as u32], &[]);
+            let mut jobs = vec![
+                job(
+                    Module::Sort,
+                    "msm_digits",
+                    sp,
+                    &[(1, &scal), (5, &digits)],
                     n,
-                )],
-                &[],
-            )?;
-            out.c = c;
-            let mut w0 = 0u32;
-            while w0 < windows {
-                let nw = batch.min(windows - w0) as u64;
-                let counts = self.ctx.storage(2 * nw * nb * 4, "msm counts")?;
-                let sorted = self.ctx.storage(nw * n * 4, "msm sorted")?;
-                let digits = self.ctx.storage(nw * n * 4, "msm digits")?;
-                let buckets = self.ctx.storage(nw * nb * pt_words * 4, "msm buckets")?;
-                let res = self
-                    .ctx
-                    .storage(nw * t_per * pt_words * 4, "msm window sums")?;
-                let partials = self.ctx.storage(nw * partial_bytes, "msm chunk sums")?;
-                let sp = params(&[n as u32, c, nb as u32, w0, nw as u32], &[]);
-                let mut jobs = vec![
-                    job(
-                        Module::Sort,
-                        "msm_digits",
-                        sp,
-                        &[(1, &scal), (5, &digits)],
-                        n,
-                    ),
-                    job(
-                        Module::Sort,
-                        "msm_hist",
-                        sp,
-                        &[(3, &counts), (5, &digits)],
-                        n,
-                    ),
-                    job(Module::Sort, "msm_scan", sp, &[(3, &counts)], nw),
-                    job(
-                        Module::Sort,
-                        "msm_scatter",
-                        sp,
-                        &[(2, &ib), (3, &counts), (4, &sorted), (5, &digits)],
-                        n,
-                    ),
-                ];
-                let balanced_params = |mode: u32| {
-                    let (l, nc) = (BALANCED_CHUNK as u32, chunks as u32);
-                    params(&[n as u32, nb as u32, nw as u32, l, nc, mode], &[])
-                };
-                jobs.extend([
-                    job(
-                        m,
-                        "msm_acc_balanced",
-                        balanced_params(2),
-                        &[
-                            (1, bases),
-                            (2, &sorted),
-                            (3, &counts),
-                            (4, &buckets),
-                            (5, &partials),
-                        ],
-                        nw * chunks,
-                    ),
-                    job(
-                        m,
-                        "msm_acc_balanced",
-                        balanced_params(3),
-                        &[(3, &counts), (4, &buckets), (5, &partials)],
-                        nw * nb,
-                    ),
-                    job(
-                        m,
-                        "msm_acc",
-                        params(&[0, nb as u32, nw as u32, t_per as u32, 0, 1], &[]),
-                        &[(4, &buckets), (5, &res)],
-                        nw * t_per,
-                    ),
-                    job(
-                        m,
-                        "fq_mul_const",
-                        params(&[(nw * t_per * 4 * fw / 12) as u32], &kfrom),
-                        &[(1, &res)],
-                        nw * t_per * 4 * fw / 12,
-                    ),
-                ]);
-                let words = self
-                    .ctx
-                    .run("msm", &jobs, &[(&res, 0, nw * t_per * pt_words)])?;
-                let words = words.into_iter().next().unwrap_or_default();
-                for k in 0..nw {
-                    let a = (k * t_per * pt_words) as usize;
-                    let b = ((k + 1) * t_per * pt_words) as usize;
-                    out.windows
-                        .push(words.get(a..b).unwrap_or_default().to_vec());
-                }
-                w0 += nw as u32;
-            }
-        }
-        if !ones.is_empty() {
-            let n1 = ones.len() as u64;
-            let l = n1.div_ceil(8192).max(16);
-            let t = n1.div_ceil(l);
-            // Bucket accumulation over host-made "buckets" 1..=t, each a chunk
-            // of the list (bucket 0 stays the identity).
-            let nb1 = t + 1;
-            let mut cnt = vec![0u32; 2 * nb1 as usize];
-            for d in 1..=t {
-                let beg = (d - 1) * l;
-                let end = (beg + l).min(n1);
-                cnt[d as usize] = (end - beg) as u32;
-                cnt[(nb1 + d) as usize] = end as u32;
-            }
-            let lb = self.ctx.upload(&ones, 0, "msm ones")?;
-            let cb = self.ctx.upload(&cnt, 0, "msm ones chunks")?;
-            let res = self.ctx.storage(nb1 * pt_words * 4, "msm ones sums")?;
-            let jobs = [
+                ),
+                job(
+                    Module::Sort,
+                    "msm_hist",
+                    sp,
+                    &[(3, &counts), (5, &digits)],
+                    n,
+                ),
+                job(Module::Sort, "msm_scan", sp, &[(3, &counts)], nw),
+                job(
+                    Module::Sort,
+                    "msm_scatter",
+                    sp,
+                    &[(2, &ib), (3, &counts), (4, &sorted), (5, &digits)],
+                    n,
+                ),
+            ];
+            let balanced_params = |mode: u32| {
+                let (l, nc) = (BALANCED_CHUNK as u32, chunks as u32);
+                params(&[n as u32, nb as u32, nw as u32, l, nc, mode], &[])
+            };
+            jobs.extend([
+                job(
+                    m,
+                    "msm_acc_balanced",
+                    balanced_params(2),
+                    &[
+                        (1, bases),
+                        (2, &sorted),
+                        (3, &counts),
+                        (4, &buckets),
+                        (5, &partials),
+                    ],
+                    nw * chunks,
+                ),
+                job(
+                    m,
+                    "msm_acc_balanced",
+                    balanced_params(3),
+                    &[(3, &counts), (4, &buckets), (5, &partials)],
+                    nw * nb,
+                ),
                 job(
                     m,
                     "msm_acc",
-                    params(&[n1 as u32, nb1 as u32, 1, 0, 0, 0], &[]),
-                    &[(1, bases), (2, &lb), (3, &cb), (4, &res)],
-                    nb1,
+                    params(&[0, nb as u32, nw as u32, t_per as u32, 0, 1], &[]),
+                    &[(4, &buckets), (5, &res)],
+                    nw * t_per,
                 ),
                 job(
                     m,
                     "fq_mul_const",
-                    params(&[(nb1 * 4 * fw / 12) as u32], &kfrom),
+                    params(&[(nw * t_per * 4 * fw / 12) as u32], &kfrom),
                     &[(1, &res)],
-                    nb1 * 4 * fw / 12,
+                    nw * t_per * 4 * fw / 12,
                 ),
-            ];
+            ]);
             let words = self
                 .ctx
-                .run("msm ones", &jobs, &[(&res, 0, nb1 * pt_words)])?;
-            out.ones = words.into_iter().next().unwrap_or_default();
+                .run("msm", &jobs, &[(&res, 0, nw * t_per * pt_words)])?;
+            let words = words.into_iter().next().unwrap_or_default();
+            for k in 0..nw {
+                let a = (k * t_per * pt_words) as usize;
+                let b = ((k + 1) * t_per * pt_words) as usize;
+                out.windows
+                    .push(words.get(a..b).unwrap_or_default().to_vec());
+            }
+            w0 += nw as u32;
         }
         Ok(out)
+    }
+
+    /// Partial sums of the bases of ranks `ones` (the scalars 1) in `bases`,
+    /// at most `sums_max` of them (besides the empty bucket 0).
+    fn ones_pass<C: Curve>(
+        &self,
+        bases: &wgpu::Buffer,
+        ones: &[u32],
+        sums_max: u64,
+    ) -> Result<MsmOut, WgpuError> {
+        let fw = 2 * C::FE_WORDS as u64;
+        let pt_words = 4 * fw;
+        let m = Module::Curve(C::GROUP);
+        let kfrom = self.ctx.module_radix(m).fq_k_from_dev();
+        let n1 = ones.len() as u64;
+        let l = n1.div_ceil(8192).max(16).max(n1.div_ceil(sums_max));
+        let t = n1.div_ceil(l);
+        // Bucket accumulation over host-made "buckets" 1..=t, each a chunk
+        // of the list (bucket 0 stays the identity).
+        let nb1 = t + 1;
+        let mut cnt = vec![0u32; 2 * nb1 as usize];
+        for d in 1..=t {
+            let beg = (d - 1) * l;
+            let end = (beg + l).min(n1);
+            cnt[d as usize] = (end - beg) as u32;
+            cnt[(nb1 + d) as usize] = end as u32;
+        }
+        let lb = self.ctx.upload(ones, 0, "msm ones")?;
+        let cb = self.ctx.upload(&cnt, 0, "msm ones chunks")?;
+        let res = self.ctx.storage(nb1 * pt_words * 4, "msm ones sums")?;
+        let jobs = [
+            job(
+                m,
+                "msm_acc",
+                params(&[n1 as u32, nb1 as u32, 1, 0, 0, 0], &[]),
+                &[(1, bases), (2, &lb), (3, &cb), (4, &res)],
+                nb1,
+            ),
+            job(
+                m,
+                "fq_mul_const",
+                params(&[(nb1 * 4 * fw / 12) as u32], &kfrom),
+                &[(1, &res)],
+                nb1 * 4 * fw / 12,
+            ),
+        ];
+        let words = self
+            .ctx
+            .run("msm ones", &jobs, &[(&res, 0, nb1 * pt_words)])?;
+        Ok(MsmOut {
+            c: 0,
+            windows: Vec::new(),
+            ones: words.into_iter().next().unwrap_or_default(),
+        })
     }
 }
 

@@ -14,7 +14,11 @@ use crate::shaders::Module;
 impl WgpuDevice {
     // ------------------------------------------------------------- NTT
 
-    fn twiddles(&self, log_n: u32, inverse: bool) -> Result<Arc<wgpu::Buffer>, WgpuError> {
+    pub(crate) fn twiddles(
+        &self,
+        log_n: u32,
+        inverse: bool,
+    ) -> Result<Arc<wgpu::Buffer>, WgpuError> {
         if let Some(b) = self
             .twiddles
             .lock()
@@ -56,7 +60,7 @@ impl WgpuDevice {
     }
 
     /// The jobs of one in-place NTT (natural order in and out), no scaling.
-    fn ntt_jobs<'a>(
+    pub(crate) fn ntt_jobs<'a>(
         data: &'a wgpu::Buffer,
         tw: &'a wgpu::Buffer,
         log_n: u32,
@@ -92,31 +96,30 @@ impl WgpuDevice {
         }
     }
 
-    fn check_log(&self, log_n: u32, what: &str) -> Result<(), WgpuError> {
+    /// Refuses log_n above 28; otherwise the log2 of the elements a chunk
+    /// holds: log_n itself where the vector fits one binding (the path of
+    /// one buffer), else the largest power of two that fits.
+    fn chunk_log(&self, log_n: u32, what: &str) -> Result<u32, WgpuError> {
         if log_n > 28 {
             return Err(WgpuError::InvalidInput(format!(
                 "{what}: log_n = {log_n} is out of range 0..=28"
             )));
         }
-        let bytes = 32u64 << log_n;
-        let max = self
-            .ctx
-            .limits
-            .max_storage_buffer_binding_size
-            .min(self.ctx.limits.max_buffer_size);
-        if bytes > max {
+        let per = self.ctx.binding / 32;
+        if per == 0 {
             return Err(WgpuError::OutOfMemory(format!(
-                "{what}: 2^{log_n} elements ({bytes} bytes) exceed the adapter's binding limit of {max} bytes"
+                "{what}: one element needs 32 bytes, over the storage binding limit of {} bytes",
+                self.ctx.binding
             )));
         }
-        Ok(())
+        Ok(per.ilog2().min(log_n))
     }
 
     /// In-place NTT of `data` (length 2^log_n, Montgomery form) with
     /// omega = ROOT_OF_UNITY^(2^(32 - log_n)); the inverse uses omega^-1 and
     /// multiplies by n^-1 (bellperson's FFT / IFFT).
     pub fn ntt(&self, data: &mut [blst_fr], log_n: u32, inverse: bool) -> Result<(), WgpuError> {
-        self.check_log(log_n, "ntt")?;
+        let e = self.chunk_log(log_n, "ntt")?;
         if data.len() != 1usize << log_n {
             return Err(WgpuError::InvalidInput(format!(
                 "ntt: {} elements, expected 2^{log_n}",
@@ -127,6 +130,9 @@ impl WgpuDevice {
             return Ok(());
         }
         let _g = self.lock()?;
+        if e < log_n {
+            return self.ntt_chunked(data, log_n, e, inverse);
+        }
         let n = 1u64 << log_n;
         let buf = self.ctx.upload(host::fr_as_words(data), 0, "ntt data")?;
         let tw = self.twiddles(log_n, inverse)?;
@@ -173,7 +179,7 @@ impl WgpuDevice {
         c: &[blst_fr],
         log_m: u32,
     ) -> Result<Vec<blst_fr>, WgpuError> {
-        self.check_log(log_m, "compute_h")?;
+        let e = self.chunk_log(log_m, "compute_h")?;
         let m = 1u64 << log_m;
         for (name, v) in [("a", a), ("b", b), ("c", c)] {
             if v.len() as u64 > m {
@@ -187,6 +193,9 @@ impl WgpuDevice {
             return Ok(Vec::new());
         }
         let _g = self.lock()?;
+        if e < log_m {
+            return self.compute_h_chunked(a, b, c, log_m, e);
+        }
         let g = host::fr_from_u64(host::COSET_GENERATOR);
         let ginv = host::fr_inv(&g);
         let minv = host::fr_inv(&host::fr_from_u64(m));

@@ -14,6 +14,7 @@ mod common;
 #[path = "../common/devices.rs"]
 mod devices;
 
+mod chunked;
 mod device;
 mod field;
 mod large;

@@ -1,0 +1,269 @@
+//! Inputs larger than the storage binding limit (`Options::max_binding_bytes`
+//! lowered to a few KiB, so that small inputs take the chunked paths): G1 and
+//! G2 MSMs over bases in several chunks, NTTs and H over vectors in several
+//! chunks, against the backend without a limit (the same field path) and
+//! against blst; limits too small for one point or element are errors.
+
+use std::sync::OnceLock;
+
+use blst::blst_fr;
+use crossgroth_gpu_host::reference::*;
+use crossgroth_wgpu::{Options, WgpuDevice, WgpuError, G1, G2};
+
+use crate::devices::{backends, options, path, settings};
+
+/// The lowered limit: 42 G1 points (42.7 fit), 21 G2 points, 2^7 Fr elements
+/// (exactly) a buffer.
+const LIMIT: u64 = 4096;
+
+/// A backend on `b`'s field paths with `limit` bytes a binding.
+fn limited(b: &WgpuDevice, limit: u64) -> WgpuDevice {
+    WgpuDevice::with_options(Options {
+        allow_int64: b.uses_int64(),
+        g2_int64: b.uses_int64_for_g2(),
+        max_binding_bytes: Some(limit),
+        ..options()
+    })
+    .unwrap_or_else(|e| panic!("a backend with a {limit}-byte binding limit: {e}"))
+}
+
+/// The first backend under test beside its twin with the lowered limit,
+/// built once. One field path is enough: the chunking is host code, the same
+/// on every path, and the other modules test the kernels on each path (a
+/// chunked MSM makes a pass a chunk, slow on lavapipe).
+fn pairs() -> &'static [(&'static WgpuDevice, WgpuDevice)] {
+    static P: OnceLock<Vec<(&'static WgpuDevice, WgpuDevice)>> = OnceLock::new();
+    P.get_or_init(|| {
+        backends()
+            .iter()
+            .take(1)
+            .map(|b| (b, limited(b, LIMIT)))
+            .collect()
+    })
+}
+
+fn on_each_pair(test: &str, check: impl Fn(&WgpuDevice, &WgpuDevice)) {
+    for (b, l) in pairs() {
+        eprintln!(
+            "--- {test} on the {} path (G2 on {}), limit {} bytes",
+            path(b),
+            if b.uses_int64_for_g2() {
+                "int64"
+            } else {
+                "portable"
+            },
+            l.max_binding_bytes()
+        );
+        assert_eq!(l.max_binding_bytes(), LIMIT);
+        check(b, l);
+    }
+}
+
+/// The MSM of `s` (density `d`) from base `first` on both backends and blst.
+fn check_msm<C: RefCurve>(
+    (b, l): (&WgpuDevice, &WgpuDevice),
+    bases: &[C::Affine],
+    first: usize,
+    s: &[blst_fr],
+    d: Option<&[u64]>,
+    what: &str,
+) {
+    let want = msm::<C>(&bases[first..], s, d);
+    let whole = b.msm(&b.upload::<C>(bases).unwrap(), first, s, d).unwrap();
+    let chunked = l.msm(&l.upload::<C>(bases).unwrap(), first, s, d).unwrap();
+    assert!(
+        C::eq(&whole, &want),
+        "{} MSM {what}: one buffer differs from blst",
+        C::NAME
+    );
+    assert!(
+        C::eq(&chunked, &want),
+        "{} MSM {what}: in chunks differs from blst",
+        C::NAME
+    );
+    eprintln!(
+        "{} MSM {what}: ok ({} bases, {} chunks)",
+        C::NAME,
+        bases.len(),
+        bases
+            .len()
+            .div_ceil((LIMIT / C::AFFINE_BYTES as u64) as usize)
+    );
+}
+
+fn msm_cases<C: RefCurve>(pair: (&WgpuDevice, &WgpuDevice), tag: &str, n: usize) {
+    let mut r = rng(tag);
+    let per = (LIMIT / C::AFFINE_BYTES as u64) as usize;
+    // exactly one chunk, one point more, and several chunks
+    for m in [per, per + 1] {
+        let bases = random_bases::<C>(&mut r, m);
+        check_msm::<C>(pair, &bases, 0, &random_scalars(&mut r, m), None, "random");
+    }
+    let bases = bases_with_edges::<C>(&mut r, n);
+    let s = edge_scalars(&mut r, n, 7);
+    check_msm::<C>(pair, &bases, 0, &s, None, "edge scalars and bases");
+    let ones: Vec<blst_fr> = (0..n).map(|i| fr_from_u64((i % 3 == 0) as u64)).collect();
+    check_msm::<C>(pair, &bases, 0, &ones, None, "zeros and ones only");
+    // from a later base, with and without a density; the density's ranks
+    // cross chunk boundaries
+    let first = per + 5;
+    let nv = 2 * (n - first);
+    let (d, included) = random_density(&mut r, nv, 0.35);
+    assert!(included.len() <= n - first);
+    let s = edge_scalars(&mut r, nv, 7);
+    check_msm::<C>(
+        pair,
+        &bases,
+        first,
+        &s,
+        Some(&d),
+        "from a later base, density",
+    );
+    check_msm::<C>(
+        pair,
+        &bases,
+        first,
+        &s[..n - first],
+        None,
+        "from a later base",
+    );
+    let empty = vec![0u64; nv.div_ceil(64)];
+    check_msm::<C>(pair, &bases, 0, &s, Some(&empty), "empty density");
+}
+
+#[test]
+fn chunked_msm_g1_matches() {
+    on_each_pair("chunked_msm_g1_matches", |b, l| {
+        msm_cases::<G1>((b, l), "chunked_msm_g1_matches", 200)
+    });
+}
+
+#[test]
+fn chunked_msm_g2_matches() {
+    on_each_pair("chunked_msm_g2_matches", |b, l| {
+        msm_cases::<G2>((b, l), "chunked_msm_g2_matches", 100)
+    });
+}
+
+#[test]
+fn chunked_ntt_matches() {
+    on_each_pair("chunked_ntt_matches", |b, l| {
+        let mut r = rng("chunked_ntt_matches");
+        // 2^7 fills one buffer exactly; 2^8.. take 2, 8 and 16 chunks
+        for log_n in [7u32, 8, 10, 11] {
+            let n = 1usize << log_n;
+            let x = if log_n % 2 == 0 {
+                edge_scalars(&mut r, n, 7)
+            } else {
+                random_scalars(&mut r, n)
+            };
+            for inverse in [false, true] {
+                let mut want = x.clone();
+                ntt(&mut want, log_n, inverse);
+                let mut whole = x.clone();
+                b.ntt(&mut whole, log_n, inverse).unwrap();
+                let mut chunked = x.clone();
+                l.ntt(&mut chunked, log_n, inverse).unwrap();
+                assert!(fr_slices_eq(&whole, &want), "ntt 2^{log_n} one buffer");
+                assert!(
+                    fr_slices_eq(&chunked, &want),
+                    "ntt 2^{log_n} inverse={inverse} in chunks differs"
+                );
+            }
+            let mut y = x.clone();
+            l.ntt(&mut y, log_n, false).unwrap();
+            l.ntt(&mut y, log_n, true).unwrap();
+            assert!(fr_slices_eq(&y, &x), "ntt round trip 2^{log_n} in chunks");
+            eprintln!("ntt 2^{log_n} in chunks: ok");
+        }
+    });
+}
+
+#[test]
+fn chunked_compute_h_matches() {
+    on_each_pair("chunked_compute_h_matches", |b, l| {
+        let mut r = rng("chunked_compute_h_matches");
+        for (log_m, na, nb, nc) in [
+            (7u32, 125usize, 125usize, 125usize),
+            (8, 253, 100, 0),
+            (10, 1021, 1021, 1021),
+        ] {
+            let a = edge_scalars(&mut r, na, 7);
+            let bb = edge_scalars(&mut r, nb, 7);
+            let c = edge_scalars(&mut r, nc, 7);
+            // and a satisfied-looking witness: c = a * b
+            let c2: Vec<blst_fr> = a.iter().zip(&bb).map(|(x, y)| fr_mul(x, y)).collect();
+            for cc in [&c, &c2] {
+                let want = compute_h(&a, &bb, cc, log_m);
+                let whole = b.compute_h(&a, &bb, cc, log_m).unwrap();
+                let chunked = l.compute_h(&a, &bb, cc, log_m).unwrap();
+                assert!(
+                    fr_slices_eq(&whole, &want),
+                    "compute_h 2^{log_m} one buffer"
+                );
+                assert!(
+                    fr_slices_eq(&chunked, &want),
+                    "compute_h 2^{log_m} (a {na}, b {nb}, c {}) in chunks differs",
+                    cc.len()
+                );
+            }
+            eprintln!("compute_h 2^{log_m} in chunks: ok");
+        }
+    });
+}
+
+/// Limits too small for one point, one element or a window's buckets are
+/// one-line errors naming the bytes needed, not panics.
+#[test]
+fn limits_below_one_item_are_errors() {
+    settings();
+    let Some(b) = backends().first() else { return };
+    let tiny = limited(b, 40);
+    assert_eq!(tiny.max_binding_bytes(), 32);
+    let mut r = rng("limits_below_one_item_are_errors");
+    let g1 = random_bases::<G1>(&mut r, 4);
+    match tiny.upload::<G1>(&g1) {
+        Err(WgpuError::OutOfMemory(m)) => {
+            assert!(m.contains("96 bytes") && m.contains("32 bytes"), "{m}");
+            eprintln!("{m}");
+        }
+        other => panic!("G1 bases over a 32-byte limit: {:?}", other.map(|_| ())),
+    }
+    // one Fr element fits 32 bytes: the NTT runs in chunks of one element
+    let x = random_scalars(&mut r, 8);
+    let mut got = x.clone();
+    tiny.ntt(&mut got, 3, false).unwrap();
+    let mut want = x.clone();
+    ntt(&mut want, 3, false);
+    assert!(
+        fr_slices_eq(&got, &want),
+        "ntt 2^3 in chunks of one element"
+    );
+    let tinier = limited(b, 16);
+    let mut v = vec![fr_from_u64(3); 4];
+    match tinier.ntt(&mut v, 2, false) {
+        Err(WgpuError::OutOfMemory(m)) => {
+            assert!(m.contains("32 bytes") && m.contains("16 bytes"), "{m}");
+            eprintln!("{m}");
+        }
+        other => panic!("ntt over a 16-byte limit: {other:?}"),
+    }
+    assert!(matches!(
+        tinier.compute_h(&v, &v, &v, 2),
+        Err(WgpuError::OutOfMemory(_))
+    ));
+    // G2 points fit 1 KiB, but not the 8 buckets of a window
+    let small = limited(b, 1024);
+    let g2 = random_bases::<G2>(&mut r, 12);
+    let dev = small.upload::<G2>(&g2).unwrap();
+    match small.msm(&dev, 0, &random_scalars(&mut r, 12), None) {
+        Err(WgpuError::OutOfMemory(m)) => {
+            assert!(m.contains("3072 bytes") && m.contains("1024 bytes"), "{m}");
+            eprintln!("{m}");
+        }
+        other => panic!("G2 MSM over a 1 KiB limit: {:?}", other.map(|_| ())),
+    }
+    // no limit is the adapter's
+    let none = limited(b, u64::MAX);
+    assert_eq!(none.max_binding_bytes(), b.max_binding_bytes());
+}
