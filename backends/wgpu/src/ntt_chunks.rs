@@ -170,7 +170,9 @@ impl WgpuDevice {
     }
 
     /// Reads chunks in the transposed layout (position A, offset k2 holds
-    /// element rev(A) + K k2) into `out`, as far as it goes.
+    /// element rev(A) + K k2) into `out`, as far as it goes. Each chunk is
+    /// written straight from the words read, rows of K elements split over
+    /// the host's threads (a strided write of up to 2^25 elements).
     fn read_transposed(
         &self,
         bufs: &[wgpu::Buffer],
@@ -179,12 +181,25 @@ impl WgpuDevice {
     ) -> Result<(), WgpuError> {
         let k = bufs.len();
         let kl = k.ilog2();
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+        let rows = (1usize << e).div_ceil(threads).max(1);
         for (a, buf) in bufs.iter().enumerate() {
             let words = self.ctx.run("ntt read", &[], &[(buf, 0, 8u64 << e)])?;
-            let v = host::words_to_fr(&words[0]);
-            for (d, x) in out.iter_mut().skip(rev(a, kl)).step_by(k).zip(&v) {
-                *d = *x;
-            }
+            let words = &words[0];
+            let col = rev(a, kl);
+            std::thread::scope(|sc| {
+                for (block, src) in out.chunks_mut(k * rows).zip(words.chunks(8 * rows)) {
+                    sc.spawn(move || {
+                        for (row, w) in block.chunks_mut(k).zip(src.chunks_exact(8)) {
+                            if let Some(d) = row.get_mut(col) {
+                                for i in 0..4 {
+                                    d.l[i] = u64::from(w[2 * i]) | (u64::from(w[2 * i + 1]) << 32);
+                                }
+                            }
+                        }
+                    });
+                }
+            });
         }
         Ok(())
     }
