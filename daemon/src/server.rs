@@ -46,6 +46,7 @@ pub struct Server {
     grpc: JoinHandle<Result<()>>,
     background: Vec<JoinHandle<()>>,
     no_device: watch::Receiver<bool>,
+    exit_when_no_device: bool,
     grace: Duration,
 }
 
@@ -196,6 +197,7 @@ impl Server {
             grpc,
             background,
             no_device,
+            exit_when_no_device: config.exit_when_no_device,
             grace: config.grace_period,
         })
     }
@@ -218,6 +220,33 @@ impl Server {
     pub async fn lost_all_devices(&self) {
         let mut rx = self.no_device.clone();
         let _ = rx.wait_for(|lost| *lost).await;
+    }
+
+    /// Serves until `stop` resolves (a signal; then the daemon stops
+    /// gracefully) or, with `daemon.exit_when_no_device`, until every device is
+    /// out of service: then it stops and returns an error, so that the process
+    /// exits non-zero and its supervisor starts a fresh one.
+    pub async fn serve_until(self, stop: impl std::future::Future<Output = ()>) -> Result<()> {
+        let exit_when_no_device = self.exit_when_no_device;
+        let no_device = async {
+            if exit_when_no_device {
+                self.lost_all_devices().await
+            } else {
+                std::future::pending().await
+            }
+        };
+        let lost = tokio::select! {
+            () = stop => false,
+            () = no_device => true,
+        };
+        self.shutdown().await?;
+        if lost {
+            bail!(
+                "every device is out of service: exiting so that the supervisor starts a fresh \
+                 process (daemon.exit_when_no_device = false keeps it running, refusing work)"
+            );
+        }
+        Ok(())
     }
 
     /// Stops: refuses new work, cancels what is queued, lets running proofs finish

@@ -357,7 +357,40 @@ async fn a_device_error_fails_its_job_alone_and_a_lost_device_is_refused_clearly
         e.code(),
         e.message()
     );
-    server.shutdown().await.unwrap();
+    // The binary serves until a signal or, by default, until no device is
+    // left: then it stops and fails, so that the process exits non-zero.
+    let ended = tokio::time::timeout(
+        Duration::from_secs(30),
+        server.serve_until(std::future::pending()),
+    )
+    .await
+    .expect("a daemon without devices stops by itself")
+    .unwrap_err()
+    .to_string();
+    assert!(ended.contains("every device is out of service"), "{ended}");
+    assert!(ended.contains("exit_when_no_device"), "{ended}");
+
+    // With exit_when_no_device = false it keeps answering, NOT_SERVING, until stopped.
+    let mut cfg = config();
+    cfg.exit_when_no_device = false;
+    let (server, addr) = start_with(cfg, device(SimulatedDevice::lost_at(g1, 1))).await;
+    let mut c = connect(&addr).await;
+    let lost = prove(&mut c, winning("kept-a")).await;
+    assert_eq!(lost.status, JobStatus::Failed as i32);
+    let engine = server.daemon().engine().clone();
+    wait_until(Duration::from_secs(10), "the device is retired", || {
+        engine.status().out_of_service == [true]
+    })
+    .await;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.serve_until(async {
+        let _ = stopped.await;
+    }));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!serving.is_finished(), "it keeps running without devices");
+    assert_eq!(health(&addr, "").await, NOT_SERVING);
+    stop.send(()).unwrap();
+    serving.await.unwrap().unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

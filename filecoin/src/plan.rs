@@ -197,32 +197,55 @@ fn recorded_units<C: Circuit<Scalar> + Send + 'static>(
 
 /// The shape kept in `file`, if it is there, whole, of this key and fits the
 /// set's parameters; anything else is said and the shape recorded again.
-pub(crate) fn kept_shape(
-    file: &ShapeFile,
-    lease: &SetLease,
-    max_bytes: usize,
-) -> Option<RecordedShape> {
+fn kept_shape(file: &ShapeFile, lease: &SetLease, max_bytes: usize) -> Option<RecordedShape> {
+    read_kept(file, max_bytes as u64).and_then(|s| fits(s, file, lease.params()))
+}
+
+/// The shape kept in `file` if it is there, whole, of this key and within
+/// `max_bytes`; anything else but its absence is said.
+pub(crate) fn read_kept(file: &ShapeFile, max_bytes: u64) -> Option<RecordedShape> {
     let t = std::time::Instant::now();
-    match read_shape(&file.path, &file.key, max_bytes as u64) {
-        Ok(shape) => match lease.params().check_shape(&shape.shape()) {
-            Ok(()) => {
-                log::info!(
-                    "read the recorded shape from {} in {:.1} s",
-                    file.path.display(),
-                    t.elapsed().as_secs_f64()
-                );
-                Some(shape)
-            }
-            Err(e) => {
-                log::warn!("{}: {e}: recording it again", file.path.display());
-                None
-            }
-        },
+    match read_shape(&file.path, &file.key, max_bytes) {
+        Ok(shape) => {
+            log::info!(
+                "read the recorded shape from {} in {:.1} s",
+                file.path.display(),
+                t.elapsed().as_secs_f64()
+            );
+            Some(shape)
+        }
         Err(ShapeFileError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             None
         }
         Err(e) => {
             log::warn!("{e}: recording it again");
+            None
+        }
+    }
+}
+
+/// `shape` if it fits `params` (its matrices their lengths, its size what a
+/// recording of them may take); otherwise said, and None.
+pub(crate) fn fits(
+    shape: RecordedShape,
+    file: &ShapeFile,
+    params: &crossgroth::groth16::Parameters,
+) -> Option<RecordedShape> {
+    let max = recording_estimate(params);
+    let checked = params.check_shape(&shape.shape()).and_then(|()| {
+        if shape.heap_bytes() > max {
+            Err(crossgroth::Error::Invalid(format!(
+                "{} bytes, over the {max} bytes a shape of this circuit may take",
+                shape.heap_bytes()
+            )))
+        } else {
+            Ok(())
+        }
+    });
+    match checked {
+        Ok(()) => Some(shape),
+        Err(e) => {
+            log::warn!("{}: {e}: recording it again", file.path.display());
             None
         }
     }

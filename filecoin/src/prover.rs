@@ -137,17 +137,41 @@ impl FilecoinProver {
 
     /// The parameter set of `p`, resident in the engine (read now unless it is
     /// already): a lease that keeps it there, and the time this call took.
+    /// Where the set's recorded shape is kept in
+    /// [`FilecoinOptions::shapes_dir`], it is read beside the parameters (both
+    /// reserved in the budget first) and held with the set.
     pub fn acquire(&self, p: &CircuitParams) -> Result<(SetLease, Duration)> {
         let bytes = self.params.require(p)?;
+        let kept = self
+            .options
+            .shapes_dir
+            .as_deref()
+            .map(|dir| crate::plan::ShapeFile::of(p, dir))
+            .and_then(|f| Some((f.path.metadata().ok()?.len(), f)));
+        let shape_bytes = kept.as_ref().map_or(0, |(len, _)| *len);
         // The reader's own error, which names the file, is the one returned.
         let mut read_error = None;
-        let acquired = self.engine.acquire_set(&p.cache_id, bytes as usize, || {
-            self.params.read(p).map_err(|e| {
-                let message = e.to_string();
-                read_error = Some(e);
-                Error::Invalid(message)
+        let load = || {
+            std::thread::scope(|scope| {
+                let shape = kept
+                    .as_ref()
+                    .map(|(len, f)| scope.spawn(move || crate::plan::read_kept(f, *len)));
+                let params = self.params.read(p).map_err(|e| {
+                    let message = e.to_string();
+                    read_error = Some(e);
+                    Error::Invalid(message)
+                })?;
+                let shape = shape
+                    .and_then(|h| h.join().ok().flatten())
+                    .zip(kept.as_ref())
+                    .and_then(|(s, (_, f))| crate::plan::fits(s, f, &params))
+                    .map(Arc::new);
+                Ok((params, shape))
             })
-        });
+        };
+        let acquired =
+            self.engine
+                .acquire_set_with_shape(&p.cache_id, (bytes + shape_bytes) as usize, load);
         acquired.map_err(|e| {
             read_error.take().unwrap_or_else(|| FilecoinError::Params {
                 path: self.params.path(p),
@@ -159,23 +183,10 @@ impl FilecoinProver {
     /// Loads `p`'s parameter set and, where its recorded shape is kept in
     /// [`FilecoinOptions::shapes_dir`], the shape: what a daemon does at start
     /// for the sets it is told to preload. Returns the set's load time (zero if
-    /// it was resident) and whether a kept shape is now held with it.
+    /// it was resident) and whether a recorded shape is now held with it.
     pub fn preload(&self, p: &CircuitParams) -> Result<(Duration, bool)> {
         let (lease, took) = self.acquire(p)?;
-        let Some(dir) = &self.options.shapes_dir else {
-            return Ok((took, false));
-        };
-        let file = crate::plan::ShapeFile::of(p, dir);
-        if !file.path.is_file() {
-            return Ok((took, false));
-        }
-        let estimate = crossgroth::engine::recording_estimate(lease.params());
-        let shape = lease.shape_or_record(estimate, || {
-            crate::plan::kept_shape(&file, &lease, estimate)
-                .map(|s| (s, ()))
-                .ok_or_else(|| Error::Invalid("no usable kept shape".into()))
-        });
-        Ok((took, shape.is_ok()))
+        Ok((took, lease.shape().is_some()))
     }
 
     /// Proves `request` as job `id` (r and s from the operating system).

@@ -14,7 +14,7 @@ use crossgroth::Circuit;
 use crossgroth_filecoin::test_sector::{self, TestKind, TestSector};
 use crossgroth_filecoin::{
     porep, post, snap, write_insecure_params, CircuitParams, FilecoinOptions, FilecoinProver,
-    ParamsCache, ProofKind, Request,
+    ParamsCache, ProofKind, Registered, Request,
 };
 use ff::Field;
 use filecoin_proofs::constants::SectorShape2KiB;
@@ -332,6 +332,10 @@ fn shapes_kept_on_disk_are_read_after_a_restart_and_never_trusted_corrupt() {
     let dir = tempfile::tempdir().unwrap();
     let (r, s) = rs(partitions(kind), 3);
     let want = expected(kind, &r, &s);
+    let p = Registered::for_sector_size(2 << 10)
+        .unwrap()
+        .params(kind)
+        .unwrap();
     let run = |id: &str| {
         let prover = prover_keeping_shapes(
             open_backend(BackendKind::Cpu).unwrap(),
@@ -351,11 +355,36 @@ fn shapes_kept_on_disk_are_read_after_a_restart_and_never_trusted_corrupt() {
     assert_eq!(files.len(), 1, "{files:?}");
     assert!(files[0].extension().is_some_and(|e| e == "shape"));
     assert!(!run("restarted"), "a restart reads the kept shape");
+    // Preloading reads the kept shape beside the parameters: the set is
+    // resident with its shape before the first request.
+    let preloaded = |id: &str| {
+        let prover = prover_keeping_shapes(
+            open_backend(BackendKind::Cpu).unwrap(),
+            Some(dir.path().into()),
+        );
+        let (_, with_shape) = prover.preload(&p).unwrap();
+        let sets = prover.engine().resident_sets();
+        assert_eq!(sets.len(), 1, "{id}: {sets:?}");
+        assert_eq!(sets[0].has_shape, with_shape, "{id}");
+        let out = prover
+            .prove_with_randomness(id, &request(kind), r.clone(), s.clone())
+            .unwrap();
+        assert_eq!(out.proof, want, "{id}");
+        assert!(!out.recorded_shape, "{id}: the preloaded shape is used");
+        with_shape
+    };
+    assert!(preloaded("preloaded"), "preload holds the kept shape");
 
     let mut bytes = std::fs::read(&files[0]).unwrap();
     let at = bytes.len() / 2;
     bytes[at] ^= 0x08;
     std::fs::write(&files[0], &bytes).unwrap();
+    let prover = prover_keeping_shapes(
+        open_backend(BackendKind::Cpu).unwrap(),
+        Some(dir.path().into()),
+    );
+    assert!(!prover.preload(&p).unwrap().1, "a corrupt file is not held");
+    drop(prover);
     assert!(run("corrupt"), "a corrupt file is recorded again");
     assert!(!run("rewritten"), "and the new file is read");
 }

@@ -44,6 +44,7 @@ use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::groth16::placement::PlacementConfig;
 use crate::groth16::Parameters;
+use crate::synthesis::RecordedShape;
 use admission::{abc_on_devices, h_reserve_bytes, Admission};
 use job::{JobResults, JobState};
 use memory::ResidentSamples;
@@ -329,6 +330,21 @@ impl Engine {
         name: &str,
         expected_bytes: usize,
         load: impl FnOnce() -> Result<Parameters>,
+    ) -> Result<(SetLease, Duration)> {
+        self.shared
+            .acquire_set(name, expected_bytes, || load().map(|p| (p, None)))
+    }
+
+    /// As [`Engine::acquire_set`], where `load` may also bring the set's
+    /// recorded shape (read beside the parameters, from where it was kept):
+    /// it is held with the set from the moment the set is resident, its device
+    /// matrices are released with the set's bases, and `expected_bytes` should
+    /// count it too unless the caller already holds it.
+    pub fn acquire_set_with_shape(
+        &self,
+        name: &str,
+        expected_bytes: usize,
+        load: impl FnOnce() -> Result<(Parameters, Option<Arc<RecordedShape>>)>,
     ) -> Result<(SetLease, Duration)> {
         self.shared.acquire_set(name, expected_bytes, load)
     }

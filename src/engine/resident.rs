@@ -260,7 +260,7 @@ impl Shared {
         self: &Arc<Self>,
         name: &str,
         expected_bytes: usize,
-        load: impl FnOnce() -> Result<Parameters>,
+        load: impl FnOnce() -> Result<(Parameters, Option<Arc<RecordedShape>>)>,
     ) -> Result<(SetLease, Duration)> {
         let began = Instant::now();
         let residency = &self.residency;
@@ -299,7 +299,7 @@ impl Shared {
             });
         let mut sets = residency.sets.lock().unwrap();
         let out = match loaded {
-            Ok(params) => {
+            Ok((params, shape)) => {
                 let params = Arc::new(params);
                 sets.counts.loads += 1;
                 if sets.lost.remove(name) {
@@ -309,7 +309,7 @@ impl Shared {
                     name.to_string(),
                     Entry::Loaded(Loaded {
                         params: params.clone(),
-                        shape: ShapeSlot::None,
+                        shape: shape.map_or(ShapeSlot::None, ShapeSlot::Ready),
                         users: 1,
                         last_used: Instant::now(),
                         evict_when_unused: false,

@@ -4,6 +4,7 @@
 //! valid (the witnesses are not satisfied) and are discarded; what it measures is
 //! the prover's work on the real constraint system, densities and scalar mix.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -11,6 +12,7 @@ use crossgroth::backend::{open_backends, BackendKind};
 use crossgroth::engine::{Engine, EngineConfig, Job};
 use crossgroth::groth16::placement::PlacementConfig;
 use crossgroth::groth16::{self, SetupOptions};
+use crossgroth::synthesis::RecordedShape;
 use crossgroth_filecoin::benchmark::PoRepBenchmark;
 use crossgroth_filecoin::registered;
 use rand_core::SeedableRng;
@@ -176,7 +178,8 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
     // charged to the budget before it starts, freed by eviction.
     let set_name = format!("bench-porep-{name}");
     let expected = expected_params_bytes(shape);
-    let generate = || -> std::result::Result<groth16::Parameters, crossgroth::Error> {
+    type Generated = (groth16::Parameters, Option<Arc<RecordedShape>>);
+    let generate = || -> std::result::Result<Generated, crossgroth::Error> {
         let stage = Stage::start("generating parameters (insecure, in memory)");
         let report = |what: &str, done: usize, total: usize| stage.step(what, done, total);
         let options = SetupOptions {
@@ -194,9 +197,11 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
             params.a.len(),
             params.b_g1.len()
         );
-        Ok(params)
+        // The shape is the set's, as in the daemon: its matrices on the
+        // device are released with the set's bases.
+        Ok((params, Some(bench.shape.clone())))
     };
-    let (lease, _) = engine.acquire_set(&set_name, expected, generate)?;
+    let (lease, _) = engine.acquire_set_with_shape(&set_name, expected, generate)?;
     let params = lease.params().clone();
     let started = Instant::now();
     let mut handles = vec![];
@@ -245,7 +250,7 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
         if cycle == args.evict_cycles {
             break;
         }
-        let (lease, _) = engine.acquire_set(&set_name, expected, generate)?;
+        let (lease, _) = engine.acquire_set_with_shape(&set_name, expected, generate)?;
         let units = bench.synthesizers(0..1, args.seed, !args.direct)?;
         let mut job =
             Job::from_synthesizers(format!("reload-{cycle}"), lease.params().clone(), units)

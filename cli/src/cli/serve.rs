@@ -116,7 +116,6 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .thread_name("serve")
         .build()
         .context("cannot start the async runtime")?;
-    let exit_when_no_device = config.exit_when_no_device;
     runtime.block_on(async move {
         // The handlers are in place before anyone is told where the daemon
         // listens: a supervisor's SIGTERM right after that line must stop it,
@@ -129,26 +128,13 @@ pub fn run(args: ServeArgs) -> Result<()> {
         if let Some(a) = server.status_addr() {
             eprintln!("crossgroth serve: status page on http://{a}/status");
         }
-        let no_device = async {
-            if exit_when_no_device {
-                server.lost_all_devices().await
-            } else {
-                std::future::pending().await
-            }
+        let signalled = async {
+            let which = tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = int.recv() => "SIGINT",
+            };
+            eprintln!("crossgroth serve: {which}: finishing running proofs, then stopping");
         };
-        let which = tokio::select! {
-            _ = term.recv() => "SIGTERM",
-            _ = int.recv() => "SIGINT",
-            _ = no_device => "",
-        };
-        if which.is_empty() {
-            server.shutdown().await?;
-            anyhow::bail!(
-                "every device is out of service: exiting so that the supervisor starts a fresh \
-                 process (daemon.exit_when_no_device = false keeps it running, refusing work)"
-            );
-        }
-        eprintln!("crossgroth serve: {which}: finishing running proofs, then stopping");
-        server.shutdown().await
+        server.serve_until(signalled).await
     })
 }
