@@ -61,6 +61,16 @@ impl MemoryState {
     /// real memory rather than with the unwritten part of estimates. Elsewhere:
     /// what the process held without jobs, its sets, every charge and the
     /// reserve (or what is resident, where a caller set it, if larger).
+    /// Resident bytes that nothing the budget charges explains: what is
+    /// resident less the process's baseline, the sets and what the jobs'
+    /// charges have written so far. Large at a peak, it names memory the
+    /// budget does not see coming.
+    pub fn unexplained(&self) -> usize {
+        let written = self.charged.saturating_sub(self.pending);
+        self.resident
+            .saturating_sub(self.baseline + self.sets + written + self.device_reserve)
+    }
+
     pub fn committed(&self) -> usize {
         if self.resident_known {
             self.resident + self.pending + self.loading + self.device_reserve
@@ -130,6 +140,8 @@ pub struct ResidentSamples {
     last: Option<f64>,
     /// The highest resident memory sampled.
     peak: usize,
+    /// What the budget knew when that peak was sampled.
+    at_peak: Option<MemoryState>,
 }
 
 /// Samples kept for the series and for the waits: about 33 minutes' worth.
@@ -138,12 +150,16 @@ const MAX_SAMPLES: usize = 100_000;
 impl ResidentSamples {
     /// Records a sample of `resident` bytes; `waiting` holds what the budget
     /// counted as committed when a circuit was waiting for memory.
-    pub fn record(&mut self, resident: usize, waiting: Option<usize>) {
+    /// `state` is what the budget knew at that moment, kept for the peak.
+    pub fn record(&mut self, resident: usize, waiting: Option<usize>, state: &MemoryState) {
         let start = *self.start.get_or_insert_with(Instant::now);
         let now = start.elapsed().as_secs_f64();
         let since = now - self.last.unwrap_or(now);
         self.last = Some(now);
-        self.peak = self.peak.max(resident);
+        if resident > self.peak || self.at_peak.is_none() {
+            self.peak = resident;
+            self.at_peak = Some(*state);
+        }
         // A sample every 20 ms would grow without end in a daemon: the series
         // (for plots of runs) and the waits keep their first MAX_SAMPLES.
         if self.samples.len() < MAX_SAMPLES {
@@ -156,6 +172,11 @@ impl ResidentSamples {
 
     pub fn peak(&self) -> usize {
         self.peak
+    }
+
+    /// What the budget knew when the highest resident memory was sampled.
+    pub fn at_peak(&self) -> Option<MemoryState> {
+        self.at_peak
     }
 
     /// Resident and committed memory as fractions of `limit` while circuits
@@ -194,6 +215,23 @@ pub const SAMPLE_EVERY: Duration = Duration::from_millis(20);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unexplained_is_resident_beyond_every_written_charge() {
+        let s = MemoryState {
+            resident: 1000,
+            baseline: 100,
+            sets: 300,
+            charged: 500,
+            pending: 200,
+            device_reserve: 50,
+            ..MemoryState::default()
+        };
+        // 100 + 300 + (500 - 200) + 50 explain 750 of the 1000 resident.
+        assert_eq!(s.unexplained(), 250);
+        let under = MemoryState { resident: 600, ..s };
+        assert_eq!(under.unexplained(), 0);
+    }
 
     #[test]
     fn admission_rule() {

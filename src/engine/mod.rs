@@ -480,6 +480,7 @@ impl Engine {
             resident.peak(),
             self.shared.config.memory_budget,
             resident.budget_use_while_waiting(self.shared.config.memory_budget),
+            resident.at_peak(),
             resident.samples.clone(),
             devices,
         )

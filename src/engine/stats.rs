@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::memory::BudgetUse;
+use super::memory::{BudgetUse, MemoryState};
 
 /// Seconds one job spent in each engine stage ("queue_synthesis", "synthesis",
 /// "queue_device", "g1_side", "b_g2", "assemble", "verify"), summed over its circuits.
@@ -101,6 +101,8 @@ pub struct RunSummary {
     /// How much of the budget was in use while circuits waited for memory;
     /// None if none waited.
     pub budget_use_while_waiting: Option<BudgetUse>,
+    /// What the budget knew when resident memory peaked.
+    pub memory_at_peak: Option<MemoryState>,
     pub stages: BTreeMap<String, StageSummary>,
     pub devices: Vec<DeviceSummary>,
     /// (seconds since start, anonymous resident bytes) samples.
@@ -190,6 +192,7 @@ impl Stats {
         peak: usize,
         budget: usize,
         budget_use_while_waiting: Option<BudgetUse>,
+        memory_at_peak: Option<MemoryState>,
         resident: Vec<(f64, usize)>,
         devices: Vec<(String, String)>,
     ) -> RunSummary {
@@ -223,6 +226,7 @@ impl Stats {
             peak_resident_bytes: peak,
             memory_budget_bytes: budget,
             budget_use_while_waiting,
+            memory_at_peak,
             stages,
             devices: devices
                 .into_iter()

@@ -531,7 +531,7 @@ pub(crate) fn dealloc(s: Arc<Shared>, rx: Receiver<Disposal>) {
 pub(crate) fn sample(s: Arc<Shared>) {
     while !s.stop.load(Ordering::Acquire) {
         let r = resident_anon_bytes().unwrap_or(0);
-        let (waiting, memory_wanted) = {
+        let (waiting, memory_wanted, state) = {
             let mut adm = s.admission.lock().unwrap();
             adm.mem.resident = r;
             adm.mem.resident_known = r > 0;
@@ -539,9 +539,10 @@ pub(crate) fn sample(s: Arc<Shared>) {
             (
                 adm.mem.waiting.then(|| adm.mem.committed()),
                 adm.mem.waiting || adm.mem.loads_waiting > 0,
+                adm.mem,
             )
         };
-        s.resident.lock().unwrap().record(r, waiting);
+        s.resident.lock().unwrap().record(r, waiting, &state);
         if let (true, Some(min_idle)) = (memory_wanted, s.config.evict_idle_sets_after) {
             if let Some((name, e)) = s.evict_idle_set(min_idle) {
                 log::info!(

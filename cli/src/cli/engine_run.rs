@@ -271,6 +271,22 @@ pub(super) fn print_summary(s: &RunSummary) {
             100.0 * u.committed_p50
         );
     }
+    if let Some(m) = &s.memory_at_peak {
+        let b = |n: usize| bytesize::ByteSize(n as u64);
+        println!(
+            "at the peak: baseline {}, parameter sets and shapes {}, {} circuits charged {} \
+             (of which {} not yet written), device reserve {}, loads {}; unexplained by any \
+             charge {}",
+            b(m.baseline),
+            b(m.sets),
+            m.units_in_flight,
+            b(m.charged),
+            b(m.pending),
+            b(m.device_reserve),
+            b(m.loading),
+            b(m.unexplained())
+        );
+    }
     println!(
         "{:16} {:>7} {:>10} {:>10} {:>10}",
         "stage", "count", "p50 ms", "p99 ms", "total s"
