@@ -4,6 +4,7 @@
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -39,6 +40,14 @@ pub struct Options {
     /// a lower limit exercises that path on small inputs. Default: None, the
     /// adapter's limits.
     pub max_binding_bytes: Option<u64>,
+    /// A directory where compiled pipelines are kept between processes, one
+    /// file per adapter and driver (wgpu's `PIPELINE_CACHE`, Vulkan only):
+    /// the first use of a kernel in a fresh process then skips the driver's
+    /// compilation. Read when the backend opens, written (to a temporary
+    /// file, then renamed) after new pipelines are built. A missing,
+    /// unreadable, corrupt or foreign file, or an adapter without the
+    /// feature, only costs the compilation. Default: None, no disk cache.
+    pub pipeline_cache_dir: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -48,6 +57,7 @@ impl Default for Options {
             adapter: None,
             g2_int64: false,
             max_binding_bytes: None,
+            pipeline_cache_dir: None,
         }
     }
 }
@@ -118,6 +128,7 @@ impl WgpuDevice {
             opts.g2_int64,
             opts.adapter.as_ref(),
             opts.max_binding_bytes,
+            opts.pipeline_cache_dir.as_deref(),
         )?;
         Ok(WgpuDevice {
             ctx,
@@ -172,6 +183,13 @@ impl WgpuDevice {
         self.ctx.g2_int64
     }
 
+    /// The file this backend reads its compiled pipelines from and writes
+    /// them to (`Options::pipeline_cache_dir`), or None where there is none
+    /// (the option is unset or the adapter has no `PIPELINE_CACHE`).
+    pub fn pipeline_cache_file(&self) -> Option<&Path> {
+        self.ctx.disk_cache.as_ref().map(|d| d.path.as_path())
+    }
+
     /// Total time spent so far creating shader modules and pipelines.
     pub fn compile_time(&self) -> Duration {
         Duration::from_nanos(self.ctx.compile_ns.load(Ordering::Relaxed))
@@ -202,6 +220,7 @@ impl WgpuDevice {
         for (m, e) in all {
             self.ctx.pipeline(m, e)?;
         }
+        self.ctx.save_pipeline_cache();
         Ok(())
     }
 

@@ -4,12 +4,14 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crossgroth_gpu_host::Group;
 
 use crate::error::WgpuError;
+use crate::pipeline_cache::{self, DiskCache};
 use crate::shaders::{self, Module};
 
 /// One adapter as wgpu reports it.
@@ -126,6 +128,9 @@ pub(crate) struct Ctx {
     pub timing: AtomicBool,
     /// Time spent creating shader modules and pipelines (ns), for reports.
     pub compile_ns: AtomicU64,
+    /// The pipeline cache kept on disk (`Options::pipeline_cache_dir`), where
+    /// the adapter has `PIPELINE_CACHE`.
+    pub disk_cache: Option<DiskCache>,
 }
 
 /// One kernel launch: `threads` invocations of `entry` in `module`, buffers
@@ -175,6 +180,7 @@ impl Ctx {
         g2_int64: bool,
         choice: Option<&AdapterChoice>,
         max_binding: Option<u64>,
+        cache_dir: Option<&Path>,
     ) -> Result<Ctx, WgpuError> {
         let list = catch("adapter enumeration", adapters)?;
         if list.is_empty() {
@@ -231,6 +237,13 @@ impl Ctx {
         let int64 = allow_int64 && info.shader_int64;
         if int64 {
             features |= wgpu::Features::SHADER_INT64;
+        }
+        // Vulkan only, in this wgpu; elsewhere the backend compiles as before.
+        let cache_file = cache_dir
+            .filter(|_| adapter.features().contains(wgpu::Features::PIPELINE_CACHE))
+            .and_then(|dir| pipeline_cache::file_for(dir, &adapter.get_info()));
+        if cache_file.is_some() {
+            features |= wgpu::Features::PIPELINE_CACHE;
         }
         let (device, queue) = catch("request_device", || {
             pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -304,6 +317,12 @@ impl Ctx {
             })
             .collect();
         let binding = binding_limit(&limits, max_binding);
+        let disk_cache = match cache_file {
+            Some(path) => catch("pipeline cache", || pipeline_cache::open(&device, path))
+                .ok()
+                .flatten(),
+            None => None,
+        };
         let ctx = Ctx {
             device,
             queue,
@@ -325,6 +344,7 @@ impl Ctx {
             gpu_ns: AtomicU64::new(0),
             timing: AtomicBool::new(false),
             compile_ns: AtomicU64::new(0),
+            disk_cache,
         };
         ctx.check("device setup")?;
         Ok(ctx)
@@ -422,7 +442,7 @@ impl Ctx {
                     module: &sm,
                     entry_point: Some(entry),
                     compilation_options: Default::default(),
-                    cache: None,
+                    cache: self.disk_cache.as_ref().map(|d| &d.cache),
                 })
         })?;
         self.check(entry).map_err(|e| WgpuError::Shader {
@@ -431,11 +451,22 @@ impl Ctx {
         })?;
         self.compile_ns
             .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        if let Some(d) = &self.disk_cache {
+            d.touched();
+        }
         self.pipelines
             .lock()
             .map_err(|_| WgpuError::gpu("pipeline cache", "poisoned lock"))?
             .insert((m, entry), p.clone());
         Ok(p)
+    }
+
+    /// Writes the disk cache back where pipelines were built since the last
+    /// save (a failure is a warning: the cache only saves time).
+    pub fn save_pipeline_cache(&self) {
+        if let Some(d) = &self.disk_cache {
+            let _ = catch("pipeline cache save", || d.save());
+        }
     }
 
     /// A storage buffer of at least `bytes` (rounded up to 16), zeroed.
@@ -492,6 +523,7 @@ impl Ctx {
         for j in jobs {
             pipes.push(self.pipeline(j.module, j.entry)?);
         }
+        self.save_pipeline_cache();
         let maxdim = self.limits.max_compute_workgroups_per_dimension.max(1) as u64;
         let timing = self.timing.load(Ordering::Relaxed) && self.timestamps && !jobs.is_empty();
         let out = catch(what, || -> Result<Vec<Vec<u32>>, WgpuError> {

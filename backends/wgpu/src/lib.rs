@@ -10,7 +10,9 @@
 //! machine without an adapter [`WgpuDevice::new`] returns
 //! `WgpuError::Unavailable`. The WGSL lives in `shaders/` (ff/, ec/, msm/,
 //! ntt/), is embedded with `include_str!`, and is compiled once per backend,
-//! each pipeline on first use (or all at once with [`WgpuDevice::warm_up`]).
+//! each pipeline on first use (or all at once with [`WgpuDevice::warm_up`]);
+//! `Options::pipeline_cache_dir` keeps the compiled pipelines on disk for
+//! the next process, where the adapter allows it.
 //!
 //! Field arithmetic has two paths, chosen at run time: portable u32 code with
 //! 13-bit limbs in the products (30 for Fq, 20 for Fr, Montgomery radix 2^390 /
@@ -26,6 +28,7 @@ mod msm;
 mod msm_plan;
 mod ntt;
 mod ntt_chunks;
+mod pipeline_cache;
 mod shaders;
 
 pub use crossgroth_gpu_host::{Curve, G1, G2};

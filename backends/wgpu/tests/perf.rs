@@ -34,6 +34,8 @@ struct Settings {
     paths: String,
     /// CROSSGROTH_WGPU_ADAPTER: the adapter by name, as `Options::adapter`.
     adapter: Option<String>,
+    /// CROSSGROTH_PERF_CACHE_DIR: `pipelines_timed`'s `Options::pipeline_cache_dir`.
+    cache_dir: Option<String>,
 }
 
 /// The settings, read once, after `common::skip_llvm_optimiser` (so that
@@ -56,6 +58,7 @@ fn settings() -> &'static Settings {
             msm_reps: common::parsed("CROSSGROTH_PERF_MSM_REPS", 2),
             paths: common::var("CROSSGROTH_WGPU_TEST_PATHS").unwrap_or_default(),
             adapter: common::var("CROSSGROTH_WGPU_ADAPTER"),
+            cache_dir: common::var("CROSSGROTH_PERF_CACHE_DIR"),
         }
     })
 }
@@ -438,4 +441,60 @@ fn msm_g1_timed() {
             );
         }
     }
+}
+
+/// The first use of the pipelines in a fresh process: the first NTT (2^10) of
+/// a new backend, then every other pipeline (`warm_up`), with the pipeline
+/// cache in CROSSGROTH_PERF_CACHE_DIR where set. Run it twice with the same
+/// directory, each in a process of its own, for the cold and the cached
+/// figures (on NVIDIA with `__GL_SHADER_DISK_CACHE=0`, so that the driver's
+/// own cache does not stand in for it).
+#[test]
+#[ignore]
+fn pipelines_timed() {
+    use crossgroth_gpu_host::reference::*;
+    use crossgroth_wgpu::{AdapterChoice, Options};
+    let dir = settings().cache_dir.clone().map(std::path::PathBuf::from);
+    let t = Instant::now();
+    let b = match crossgroth_wgpu::WgpuDevice::with_options(Options {
+        allow_int64: settings().paths != "portable",
+        adapter: settings().adapter.clone().map(AdapterChoice::Name),
+        pipeline_cache_dir: dir.clone(),
+        ..Options::default()
+    }) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("*** SKIPPED: {e}");
+            return;
+        }
+    };
+    let open = t.elapsed();
+    let file = b.pipeline_cache_file().map(|p| p.to_path_buf());
+    let before = file
+        .as_ref()
+        .and_then(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len());
+    let x = random_scalars(&mut rng("pipelines_timed"), 1 << 10);
+    let mut want = x.clone();
+    ntt(&mut want, 10, false);
+    let mut got = x;
+    let t = Instant::now();
+    b.ntt(&mut got, 10, false).unwrap();
+    let first = t.elapsed();
+    assert!(fr_slices_eq(&got, &want), "the NTT differs from blst");
+    let ntt_compile = b.compile_time();
+    let t = Instant::now();
+    b.warm_up().unwrap();
+    let rest = t.elapsed();
+    let after = file
+        .as_ref()
+        .and_then(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len());
+    eprintln!(
+        "{}\n  cache dir {dir:?}, file {file:?}: {before:?} bytes before, {after:?} after\n  \
+         backend opened in {open:.2?}; first NTT 2^10 {first:.2?} (pipelines {ntt_compile:.2?}); \
+         every other pipeline {rest:.2?}; pipelines in all {:.2?}",
+        b.info(),
+        b.compile_time()
+    );
 }

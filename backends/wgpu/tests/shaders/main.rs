@@ -1,7 +1,7 @@
 //! The wgpu backend against blst on the host (the expected results:
 //! crossgroth_gpu_host::reference), one module per operation: NTT, H, G1 and
-//! G2 MSM on fresh random inputs and edge cases, and the field code's
-//! multiplication and squaring on their own.
+//! G2 MSM on fresh random inputs and edge cases, the field code's
+//! multiplication and squaring on their own, and the pipeline cache on disk.
 //!
 //! Without an adapter every test prints that it was skipped and passes,
 //! unless CROSSGROTH_REQUIRE_WGPU=1 (then it fails). Sizes go up to
@@ -14,6 +14,7 @@ mod common;
 #[path = "../common/devices.rs"]
 mod devices;
 
+mod cache;
 mod chunked;
 mod device;
 mod field;
