@@ -28,13 +28,17 @@ struct Chosen {
 
 static CHOSEN: OnceLock<Chosen> = OnceLock::new();
 
-/// Records the flags; `CROSSGROTH_WGPU_ADAPTER` picks a wgpu adapter by name.
+/// Records the flags; `CROSSGROTH_WGPU_ADAPTER` picks a wgpu adapter by name,
+/// and the wgpu backend keeps its compiled pipelines in the CLI's cache
+/// directory (`wgpu-pipelines`), so that a later run skips the driver's
+/// compilation.
 pub fn choose(flags: &BackendFlags) {
     let wgpu = WgpuOptions {
         adapter: std::env::var("CROSSGROTH_WGPU_ADAPTER")
             .ok()
             .filter(|v| !v.is_empty())
             .map(AdapterChoice::Name),
+        pipeline_cache_dir: super::params::cache_dir().map(|d| d.join("wgpu-pipelines")),
         ..WgpuOptions::default()
     };
     let cuda = CudaOptions {

@@ -17,15 +17,21 @@ use crossgroth::Error;
 
 use super::progress::Stage;
 
-fn cache_file() -> Option<PathBuf> {
-    let dir = match std::env::var_os("CROSSGROTH_CACHE_DIR") {
+/// The CLI's cache directory: `$CROSSGROTH_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/crossgroth`, else `~/.cache/crossgroth` (None without a
+/// home); it holds `checked-params` and the wgpu backend's `wgpu-pipelines`.
+pub(super) fn cache_dir() -> Option<PathBuf> {
+    Some(match std::env::var_os("CROSSGROTH_CACHE_DIR") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
         _ => match std::env::var_os("XDG_CACHE_HOME") {
             Some(d) if !d.is_empty() => PathBuf::from(d).join("crossgroth"),
             _ => PathBuf::from(std::env::var_os("HOME")?).join(".cache/crossgroth"),
         },
-    };
-    Some(dir.join("checked-params"))
+    })
+}
+
+fn cache_file() -> Option<PathBuf> {
+    Some(cache_dir()?.join("checked-params"))
 }
 
 fn is_known(digest: &Digest, size: usize) -> bool {
