@@ -7,6 +7,13 @@
 //! of the first hundred's. Resident memory read after every proof, with other
 //! proofs in flight, is reported beside them (it swings with what is in flight).
 //!
+//! glibc keeps freed memory in per-thread arenas, and which arenas the
+//! daemon's threads land on changes from round to round: idle levels then
+//! swing by tens of MiB with no trend, and hide what a leak would add. The
+//! soak limits glibc to two arenas before its threads start, so that the idle
+//! levels show the daemon's own memory, and also reports their least-squares
+//! slope, which a leak raises and the allocator's swings do not.
+//!
 //! About 30 minutes on two cores, so not part of `cargo test`:
 //! `cargo test --release -p crossgroth-daemon --test soak -- --ignored --nocapture`
 //! (`CROSSGROTH_SOAK_PROOFS=N` for another count).
@@ -34,6 +41,11 @@ fn mean(v: &[u64]) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "a 30-minute soak: run with --ignored"]
 async fn a_thousand_mixed_proofs_with_evictions_keep_memory_flat() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt has no preconditions; threads started later share the two arenas.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
     let total: usize = std::env::var("CROSSGROTH_SOAK_PROOFS")
         .ok()
         .and_then(|n| n.parse().ok())
@@ -129,6 +141,30 @@ async fn a_thousand_mixed_proofs_with_evictions_keep_memory_flat() {
         s.total_proofs_completed,
         s.total_proofs_failed
     );
+    // A leak grows with every proof; allocator state swings from round to
+    // round. The least-squares slope of the idle levels tells the two apart.
+    let levels: Vec<String> = idle
+        .iter()
+        .map(|b| format!("{:.1}", mib(*b as f64)))
+        .collect();
+    eprintln!(
+        "soak: idle levels by round of {ROUND} (MiB): {}",
+        levels.join(" ")
+    );
+    let xs: Vec<f64> = (1..=idle.len()).map(|r| (r * ROUND) as f64).collect();
+    let (mx, my) = (xs.iter().sum::<f64>() / xs.len() as f64, mean(&idle));
+    let cov: f64 = xs
+        .iter()
+        .zip(&idle)
+        .map(|(x, y)| (x - mx) * (*y as f64 - my))
+        .sum();
+    let var: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    if var > 0.0 {
+        eprintln!(
+            "soak: idle level slope {:.1} KiB a proof over all rounds",
+            cov / var / 1024.0
+        );
+    }
     assert_eq!(s.total_proofs_completed as usize, total);
     let slack = 4.0 * (1 << 20) as f64;
     assert!(

@@ -18,6 +18,7 @@ use crossgroth_filecoin::registered;
 use rand_core::SeedableRng;
 
 use super::backend_flags;
+use super::output::Output;
 use super::progress::Stage;
 
 #[derive(clap::Args)]
@@ -64,9 +65,20 @@ pub struct BenchPoRepArgs {
     /// device fault then fails the jobs instead of placing them again.
     #[arg(long)]
     release_host_copies: bool,
-    /// Seed of the fabricated proofs and of the parameters' toxic waste.
+    /// Seed of the fabricated proofs, of the parameters' toxic waste and of
+    /// every proof's r and s (so that two backends' bytes can be compared).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Where the parameters' fixed-base products run: cpu or cuda (the same
+    /// bytes either way). Default: the proving backend's device where it has
+    /// setup kernels, else the CPU.
+    #[arg(long, conflicts_with_all = ["witness_pass", "synthesis_only"])]
+    setup_backend: Option<BackendKind>,
+    /// Write every job's proofs here (192 bytes each, job after job, partition
+    /// after partition), to compare backends' bytes for one --seed. They are
+    /// BENCHMARK proofs: never valid.
+    #[arg(long, conflicts_with_all = ["witness_pass", "synthesis_only"])]
+    proofs: Option<std::path::PathBuf>,
     /// After the jobs, this many evict-and-reload cycles of the parameter set:
     /// each evicts it (host copy and device bases), prints resident and device
     /// memory against their level before it was loaded, then generates it
@@ -85,6 +97,12 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
     if args.witness_pass {
         return time_witness_pass(size, args.seed, args.direct);
     }
+    // Checked before minutes of recording and generation.
+    let proofs_out = args
+        .proofs
+        .as_deref()
+        .map(|p| Output::check(p, "--proofs"))
+        .transpose()?;
     let backends = open_backends(args.backend, None, backend_flags::backend_options())?;
 
     let stage = Stage::start(&format!("recording the {name} PoRep partition's shape"));
@@ -169,7 +187,13 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
         config.synthesis_workers,
         bytesize::ByteSize(config.memory_budget as u64)
     );
-    let engine_backend = backends[0].clone();
+    let setup_backend = match args.setup_backend {
+        Some(kind) => open_backends(kind, None, backend_flags::backend_options())?
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("--setup-backend {kind}: no device"))?,
+        None => backends[0].clone(),
+    };
     let engine = Engine::start(config, backends)?;
     engine.wait_ready();
     // The level the set's eviction must return to.
@@ -183,7 +207,7 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
         let stage = Stage::start("generating parameters (insecure, in memory)");
         let report = |what: &str, done: usize, total: usize| stage.step(what, done, total);
         let options = SetupOptions {
-            device: engine_backend.setup_device(),
+            device: setup_backend.setup_device(),
             progress: Some(&report),
         };
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(args.seed);
@@ -207,17 +231,25 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
     let mut handles = vec![];
     for j in 0..args.jobs {
         let units = bench.synthesizers(0..partitions, args.seed + j as u64, !args.direct)?;
-        let mut job =
-            Job::from_synthesizers(format!("c2-{j}"), params.clone(), units).unchecked_benchmark();
+        let (r, s) = groth16::draw_randomness(
+            partitions,
+            &mut rand_chacha::ChaCha20Rng::seed_from_u64(args.seed ^ (0x7273 << 32) ^ j as u64),
+        );
+        let mut job = Job::from_synthesizers(format!("c2-{j}"), params.clone(), units)
+            .unchecked_benchmark()
+            .with_randomness(r, s);
         if !args.direct {
             job = job.with_recorded_shape(bench.shape.clone());
         }
         handles.push(engine.submit(job)?);
     }
     let mut done_at = vec![];
+    let mut proof_bytes = vec![];
     for h in handles {
         let id = h.id().to_string();
-        h.wait()?;
+        for p in h.wait()? {
+            proof_bytes.extend_from_slice(&p.to_bytes());
+        }
         let t = started.elapsed().as_secs_f64();
         let st = engine.status();
         println!(
@@ -226,6 +258,15 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
             bytesize::ByteSize(st.memory.charged as u64)
         );
         done_at.push(t);
+    }
+    if let Some(out) = &proofs_out {
+        out.write_bytes(&proof_bytes)?;
+        println!(
+            "{} BENCHMARK proofs ({} bytes) written to {}",
+            proof_bytes.len() / groth16::PROOF_BYTES,
+            proof_bytes.len(),
+            out.path().display()
+        );
     }
     drop((lease, params));
     for cycle in 1..=args.evict_cycles {

@@ -208,6 +208,7 @@ mod tests {
             peak_resident_bytes: 100 << 20,
             memory_budget_bytes: budget,
             budget_use_while_waiting: None,
+            memory_at_peak: None,
             stages: BTreeMap::new(),
             devices: vec![],
             resident: (0..100)
