@@ -79,6 +79,8 @@ impl Server {
             },
             // Idle parameter sets are evicted when work waits for memory.
             evict_idle_sets_after: Some(config.eviction_min_idle),
+            // Months of proofs: records of a few minutes, then rings.
+            kept_samples: 4096,
             placement: PlacementConfig {
                 release_host_copies: config.release_host_copies,
                 ..defaults.placement

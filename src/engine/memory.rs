@@ -129,7 +129,6 @@ impl Budget {
 /// Resident memory sampled over time, for the run summary and the plot, and
 /// what was in use while a circuit waited for memory: how fully the budget is
 /// used when it is what holds work back.
-#[derive(Default)]
 pub struct ResidentSamples {
     pub start: Option<Instant>,
     pub samples: Vec<(f64, usize)>,
@@ -142,12 +141,24 @@ pub struct ResidentSamples {
     peak: usize,
     /// What the budget knew when that peak was sampled.
     at_peak: Option<MemoryState>,
+    /// Samples kept for the series and for the waits (their first ones).
+    cap: usize,
 }
 
-/// Samples kept for the series and for the waits: about 33 minutes' worth.
-const MAX_SAMPLES: usize = 100_000;
-
 impl ResidentSamples {
+    /// Keeps the first `cap` samples of the series and of the waits.
+    pub fn new(cap: usize) -> Self {
+        ResidentSamples {
+            start: None,
+            samples: Vec::new(),
+            waits: Vec::new(),
+            last: None,
+            peak: 0,
+            at_peak: None,
+            cap,
+        }
+    }
+
     /// Records a sample of `resident` bytes; `waiting` holds what the budget
     /// counted as committed when a circuit was waiting for memory.
     /// `state` is what the budget knew at that moment, kept for the peak.
@@ -161,11 +172,11 @@ impl ResidentSamples {
             self.at_peak = Some(*state);
         }
         // A sample every 20 ms would grow without end in a daemon: the series
-        // (for plots of runs) and the waits keep their first MAX_SAMPLES.
-        if self.samples.len() < MAX_SAMPLES {
+        // (for plots of runs) and the waits keep their first `cap`.
+        if self.samples.len() < self.cap {
             self.samples.push((now, resident));
         }
-        if let (Some(committed), true) = (waiting, self.waits.len() < MAX_SAMPLES) {
+        if let (Some(committed), true) = (waiting, self.waits.len() < self.cap) {
             self.waits.push((since, resident, committed));
         }
     }

@@ -79,6 +79,13 @@ pub struct EngineConfig {
     /// until evicted by name, and a circuit that cannot fit beside what the
     /// process holds is refused at submission.
     pub evict_idle_sets_after: Option<Duration>,
+    /// How much each of the engine's records keeps: resident memory samples
+    /// (one every 20 ms) and the waits for memory (their first ones), stage
+    /// intervals for plots (their first ones), and each stage's times for its
+    /// percentiles (the latest ones). Default 100,000: half an hour of a run's
+    /// plot. A daemon keeps a few thousand, so that nothing it records grows
+    /// with the proofs it has made.
+    pub kept_samples: usize,
 }
 
 impl Default for EngineConfig {
@@ -93,6 +100,7 @@ impl Default for EngineConfig {
             placement: PlacementConfig::default(),
             tune_allocator: true,
             evict_idle_sets_after: None,
+            kept_samples: 100_000,
         }
     }
 }
@@ -173,8 +181,8 @@ impl Engine {
             jobs: Mutex::new(HashMap::new()),
             devices: (0..backends.len()).map(|_| DeviceSlot::default()).collect(),
             residency: resident::Residency::default(),
-            stats: Mutex::new(Stats::new(backends.len())),
-            resident: Mutex::new(ResidentSamples::default()),
+            stats: Mutex::new(Stats::new(backends.len(), config.kept_samples)),
+            resident: Mutex::new(ResidentSamples::new(config.kept_samples)),
             stop: AtomicBool::new(false),
             idle_cv: Condvar::new(),
             live_devices: AtomicUsize::new(backends.len()),

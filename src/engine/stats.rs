@@ -113,9 +113,6 @@ pub struct RunSummary {
     pub activity: Vec<(String, f64, f64)>,
 }
 
-/// Times kept a stage, for its percentiles.
-const MAX_TIMES: usize = 100_000;
-
 pub struct Stats {
     start: Instant,
     stages: BTreeMap<String, Vec<f64>>,
@@ -124,20 +121,28 @@ pub struct Stats {
     pub proofs: usize,
     pub jobs_failed: usize,
     pub device_busy: Vec<DeviceBusy>,
-    /// (seconds since start, proofs) of each completed job.
-    completions: Vec<(f64, usize)>,
+    /// (seconds since start, proofs) of the first completed job, and when
+    /// the last one completed: the steady state lies between.
+    first_completion: Option<(f64, usize)>,
+    last_completion_s: f64,
     activity: Vec<(String, f64, f64)>,
+    /// Times kept a stage (a ring of the latest past it) and stage intervals
+    /// kept for plots (the first ones).
+    cap: usize,
 }
 
 impl Stats {
-    pub fn new(devices: usize) -> Self {
+    /// `cap`: see [`super::EngineConfig::kept_samples`].
+    pub fn new(devices: usize, cap: usize) -> Self {
         Stats {
+            cap: cap.max(1),
+            first_completion: None,
+            last_completion_s: 0.0,
             start: Instant::now(),
             stages: BTreeMap::new(),
             recorded: 0,
             proofs: 0,
             jobs_failed: 0,
-            completions: vec![],
             device_busy: vec![
                 DeviceBusy {
                     busy_s: 0.0,
@@ -155,14 +160,14 @@ impl Stats {
         let times = self.stages.entry(stage.to_string()).or_default();
         // A daemon runs for months: past the cap, a stage's times become a
         // ring of the most recent ones.
-        if times.len() < MAX_TIMES {
+        if times.len() < self.cap {
             times.push(seconds);
         } else {
-            times[self.recorded % MAX_TIMES] = seconds;
+            times[self.recorded % self.cap] = seconds;
         }
         self.recorded += 1;
         let s = began.saturating_duration_since(self.start).as_secs_f64();
-        if self.activity.len() < 100_000 {
+        if self.activity.len() < self.cap {
             self.activity.push((stage.to_string(), s, s + seconds));
         }
     }
@@ -170,14 +175,15 @@ impl Stats {
     /// Records a job that completed with `proofs` proofs.
     pub fn completed(&mut self, proofs: usize) {
         self.proofs += proofs;
-        self.completions
-            .push((self.start.elapsed().as_secs_f64(), proofs));
+        let now = self.start.elapsed().as_secs_f64();
+        self.first_completion.get_or_insert((now, proofs));
+        self.last_completion_s = now;
     }
 
     fn steady_throughput(&self) -> f64 {
-        match (self.completions.first(), self.completions.last()) {
-            (Some(first), Some(last)) if last.0 > first.0 => {
-                (self.proofs - first.1) as f64 / (last.0 - first.0)
+        match self.first_completion {
+            Some((first_s, first_proofs)) if self.last_completion_s > first_s => {
+                (self.proofs - first_proofs) as f64 / (self.last_completion_s - first_s)
             }
             _ => 0.0,
         }
@@ -236,5 +242,27 @@ impl Stats {
             resident,
             activity: self.activity.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_stay_within_their_cap_as_rings_of_the_latest() {
+        let mut s = Stats::new(1, 4);
+        let t = Instant::now();
+        for i in 0..10 {
+            s.record("h", t, i as f64);
+            s.completed(1);
+        }
+        // The latest four times, whatever order the ring holds them in.
+        let mut times = s.stages["h"].clone();
+        times.sort_by(f64::total_cmp);
+        assert_eq!(times, [6.0, 7.0, 8.0, 9.0]);
+        assert_eq!(s.activity.len(), 4);
+        assert_eq!(s.proofs, 10);
+        assert!(s.first_completion.is_some_and(|(_, p)| p == 1));
     }
 }
