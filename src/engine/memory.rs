@@ -61,16 +61,6 @@ impl MemoryState {
     /// real memory rather than with the unwritten part of estimates. Elsewhere:
     /// what the process held without jobs, its sets, every charge and the
     /// reserve (or what is resident, where a caller set it, if larger).
-    /// Resident bytes that nothing the budget charges explains: what is
-    /// resident less the process's baseline, the sets and what the jobs'
-    /// charges have written so far. Large at a peak, it names memory the
-    /// budget does not see coming.
-    pub fn unexplained(&self) -> usize {
-        let written = self.charged.saturating_sub(self.pending);
-        self.resident
-            .saturating_sub(self.baseline + self.sets + written + self.device_reserve)
-    }
-
     pub fn committed(&self) -> usize {
         if self.resident_known {
             self.resident + self.pending + self.loading + self.device_reserve
@@ -78,6 +68,16 @@ impl MemoryState {
             self.resident
                 .max(self.baseline + self.sets + self.charged + self.device_reserve)
         }
+    }
+
+    /// Resident bytes that nothing the budget charges explains: what is
+    /// resident less the process's baseline, the sets, what the jobs' charges
+    /// have written so far and the devices' reserve. Large at a peak, it
+    /// names memory the budget does not see coming.
+    pub fn unexplained(&self) -> usize {
+        let written = self.charged.saturating_sub(self.pending);
+        self.resident
+            .saturating_sub(self.baseline + self.sets + written + self.device_reserve)
     }
 }
 
