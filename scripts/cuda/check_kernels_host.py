@@ -12,7 +12,7 @@ source the GPU runs is checked here, in CI, without a GPU. What runs:
   them, on sorted bucket entries whose sums Python computes in affine coordinates: uniform buckets, one hot bucket, runs of a
   repeated point (doublings), P next to -P (the identity), identity bases,
   empty buckets, and chunks that end inside a run;
-- the whole device part of a G1 MSM as backends/cuda/src/msm.rs launches it in
+- the whole device part of a G1 MSM as backends/cuda/src/msm/ launches it in
   one pass (scalar preparation, signed digits, the scatter, accumulation,
   levels, bucket reduction, window sums, the sum of the scalars equal to 1,
   tables of precomputed copies), folded as the host folds it and compared with
@@ -32,7 +32,7 @@ source the GPU runs is checked here, in CI, without a GPU. What runs:
   the least failing row).
 
 The harnesses are built with AddressSanitizer and UBSan: a kernel that reads or
-writes past a buffer sized as msm.rs (or matrices.rs) sizes it fails here as
+writes past a buffer sized as msm/ (or matrices.rs) sizes it fails here as
 memcheck would fail it on the GPU.
 
 usage: check_kernels_host.py [--quick]
@@ -322,7 +322,7 @@ def check_fq_inverse(exe, rng, quick):
 # -fno-strict-aliasing: the kernels copy points as uint4 vectors (load16 /
 # store16), which the host compiler's type-based alias analysis may reorder (g++
 # -O2 did: wrong sums); nvcc's code is unaffected. AddressSanitizer and UBSan:
-# an index past a buffer the harness sized as msm.rs sizes it, or undefined
+# an index past a buffer the harness sized as msm/ sizes it, or undefined
 # arithmetic, fails the check (a host memcheck of the kernels). Warnings off:
 # the kernels are device code, linted by nvcc, not g++.
 FLAGS = ["-O1", "-fno-strict-aliasing", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",

@@ -1,7 +1,7 @@
 //! How an MSM is cut: window size and bucket sets (a cost model fitted to
 //! measurements), passes over parts of the scalars and their ranges, scatter
 //! launches.
-//! Pure host arithmetic; the device side is in msm.rs.
+//! Pure host arithmetic; the device side is in msm/.
 
 /// Passes over parts of the scalars for an MSM of n terms with nb buckets
 /// (`set`: [`crate::MsmOptions::passes`]). With several passes the copy lane

@@ -1,4 +1,4 @@
-// The MSM accumulation and the levels after it, as backends/cuda/src/msm.rs
+// The MSM accumulation and the levels after it, as backends/cuda/src/msm/
 // launches them, on the host (cuda_emu.h): one helper for both harnesses.
 #pragma once
 #include <vector>

@@ -1,7 +1,7 @@
 // Host run of the MSM accumulation kernels, G1 and G2 (kernels/msm/pippenger.cuh),
 // for scripts/cuda/check_kernels_host.py: reads bases and sorted (bucket,
 // base | sign) entries on stdin, runs the XYZZ accumulation and the levels
-// after it as msm.rs launches them, and prints every bucket (X Y ZZ ZZZ, Montgomery form, hex
+// after it as msm/ launches them, and prints every bucket (X Y ZZ ZZZ, Montgomery form, hex
 // limbs, most significant first).
 //
 //   msm_accumulate <g1|g2> L0 L1 < input

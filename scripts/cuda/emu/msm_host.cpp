@@ -1,5 +1,5 @@
 // Host run of the whole device part of a G1 MSM (kernels/msm/pippenger.cuh),
-// launched as backends/cuda/src/msm.rs launches it, in one pass or several, for
+// launched as backends/cuda/src/msm/ launches it, in one pass or several, for
 // scripts/cuda/check_kernels_host.py. The offsets scan (block barriers, warp
 // shuffles: not emulated) is a plain prefix sum here.
 //
@@ -16,7 +16,7 @@ static void print_fq(const fq_t& v) {
     for (int i = 11; i >= 0; i--) printf("%08x", v.l[i]);
 }
 
-// The window-sum tree of msm.rs: groups x len partial sums down to one per
+// The window-sum tree of msm/: groups x len partial sums down to one per
 // group, fan_in at a time, then Jacobian.
 static void sum_to_jacobian(std::vector<g1_xyzz_t> a, u32 groups, u32 len, std::vector<g1_jacobian_t>& out) {
     const u32 fan_in = 4;
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
     } else {
         table = bases;
     }
-    // Passes over ranges of multiples of 64 scalars, as msm.rs cuts them: each
+    // Passes over ranges of multiples of 64 scalars, as msm/ cuts them: each
     // classifies its range (appending to the same list of ones), sorts it and
     // accumulates it; passes after the first into empty buckets, then merged.
     const u32 per = ((n + P - 1) / P + 63) / 64 * 64;

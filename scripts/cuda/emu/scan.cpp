@@ -1,6 +1,6 @@
 // Host run of the MSM's bucket-offsets scan (msm_scan_tiles, msm_scan,
 // msm_scan_apply in kernels/msm/pippenger.cuh), launched as
-// backends/cuda/src/msm.rs launches them, for scripts/cuda/check_kernels_host.py:
+// backends/cuda/src/msm/ launches them, for scripts/cuda/check_kernels_host.py:
 // bucket counts on stdin (nb, then nb decimal counts), the offsets (nb + 1)
 // and the cursor (nb) on stdout. The kernels use block barriers and warp
 // shuffles: emu_launch_threads.
