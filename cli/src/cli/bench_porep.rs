@@ -85,6 +85,13 @@ pub struct BenchPoRepArgs {
     /// again and proves one partition so that the device holds it again.
     #[arg(long, default_value_t = 0)]
     evict_cycles: usize,
+    /// After the jobs, prove the same jobs (same seeds, r and s, the same
+    /// parameters in memory) on this backend too, once the first engine has
+    /// shut down and freed its device, and compare the proofs' bytes job by
+    /// job; exits non-zero where they differ. Saves a second recording and
+    /// generation of the shape and parameters.
+    #[arg(long, conflicts_with_all = ["witness_pass", "synthesis_only", "evict_cycles", "release_host_copies"])]
+    compare_backend: Option<BackendKind>,
 }
 
 pub fn run(args: BenchPoRepArgs) -> Result<()> {
@@ -194,6 +201,7 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
             .ok_or_else(|| anyhow::anyhow!("--setup-backend {kind}: no device"))?,
         None => backends[0].clone(),
     };
+    let config_for_compare = config.clone();
     let engine = Engine::start(config, backends)?;
     engine.wait_ready();
     // The level the set's eviction must return to.
@@ -227,38 +235,7 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
     };
     let (lease, _) = engine.acquire_set_with_shape(&set_name, expected, generate)?;
     let params = lease.params().clone();
-    let started = Instant::now();
-    let mut handles = vec![];
-    for j in 0..args.jobs {
-        let units = bench.synthesizers(0..partitions, args.seed + j as u64, !args.direct)?;
-        let (r, s) = groth16::draw_randomness(
-            partitions,
-            &mut rand_chacha::ChaCha20Rng::seed_from_u64(args.seed ^ (0x7273 << 32) ^ j as u64),
-        );
-        let mut job = Job::from_synthesizers(format!("c2-{j}"), params.clone(), units)
-            .unchecked_benchmark()
-            .with_randomness(r, s);
-        if !args.direct {
-            job = job.with_recorded_shape(bench.shape.clone());
-        }
-        handles.push(engine.submit(job)?);
-    }
-    let mut done_at = vec![];
-    let mut proof_bytes = vec![];
-    for h in handles {
-        let id = h.id().to_string();
-        for p in h.wait()? {
-            proof_bytes.extend_from_slice(&p.to_bytes());
-        }
-        let t = started.elapsed().as_secs_f64();
-        let st = engine.status();
-        println!(
-            "{id}: done at {t:.1} s; resident {}, charged {}",
-            bytesize::ByteSize(st.memory.resident as u64),
-            bytesize::ByteSize(st.memory.charged as u64)
-        );
-        done_at.push(t);
-    }
+    let (proof_bytes, done_at) = prove_jobs(&engine, &params, &bench, partitions, &args)?;
     if let Some(out) = &proofs_out {
         out.write_bytes(&proof_bytes)?;
         println!(
@@ -268,6 +245,8 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
             out.path().display()
         );
     }
+    // The compared backend proves with these parameters after the engine is gone.
+    let kept = args.compare_backend.map(|_| params.clone());
     drop((lease, params));
     for cycle in 1..=args.evict_cycles {
         engine.wait_idle();
@@ -316,7 +295,115 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
         done_at.len(),
         done_at[done_at.len() - 1]
     );
+    // The setup backend may be the engine's own device: the last handle to it,
+    // with the context and whatever it still holds there, goes before the
+    // compared backend needs the room.
+    drop(setup_backend);
+    if let (Some(kind), Some(params)) = (args.compare_backend, kept) {
+        compare_backend(
+            kind,
+            config_for_compare,
+            &params,
+            &bench,
+            partitions,
+            &args,
+            &proof_bytes,
+        )?;
+    }
     Ok(())
+}
+
+/// Submits the run's jobs to `engine` and waits for them: every proof's bytes,
+/// job after job, and the seconds since the first submission at which each
+/// job was done. The seeds, r and s depend only on `args.seed` and the job's
+/// index, so that another backend given the same jobs must give the same bytes.
+fn prove_jobs(
+    engine: &Engine,
+    params: &Arc<groth16::Parameters>,
+    bench: &PoRepBenchmark,
+    partitions: usize,
+    args: &BenchPoRepArgs,
+) -> Result<(Vec<u8>, Vec<f64>)> {
+    let started = Instant::now();
+    let mut handles = vec![];
+    for j in 0..args.jobs {
+        let units = bench.synthesizers(0..partitions, args.seed + j as u64, !args.direct)?;
+        let (r, s) = groth16::draw_randomness(
+            partitions,
+            &mut rand_chacha::ChaCha20Rng::seed_from_u64(args.seed ^ (0x7273 << 32) ^ j as u64),
+        );
+        let mut job = Job::from_synthesizers(format!("c2-{j}"), params.clone(), units)
+            .unchecked_benchmark()
+            .with_randomness(r, s);
+        if !args.direct {
+            job = job.with_recorded_shape(bench.shape.clone());
+        }
+        handles.push(engine.submit(job)?);
+    }
+    let mut done_at = vec![];
+    let mut proof_bytes = vec![];
+    for h in handles {
+        let id = h.id().to_string();
+        for p in h.wait()? {
+            proof_bytes.extend_from_slice(&p.to_bytes());
+        }
+        let t = started.elapsed().as_secs_f64();
+        let st = engine.status();
+        println!(
+            "{id}: done at {t:.1} s; resident {}, charged {}",
+            bytesize::ByteSize(st.memory.resident as u64),
+            bytesize::ByteSize(st.memory.charged as u64)
+        );
+        done_at.push(t);
+    }
+    Ok((proof_bytes, done_at))
+}
+
+/// `--compare-backend`: the same jobs on `kind`, in an engine of its own, and
+/// their bytes against `expected` (the first backend's).
+fn compare_backend(
+    kind: BackendKind,
+    config: EngineConfig,
+    params: &Arc<groth16::Parameters>,
+    bench: &PoRepBenchmark,
+    partitions: usize,
+    args: &BenchPoRepArgs,
+    expected: &[u8],
+) -> Result<()> {
+    let backends = open_backends(kind, None, backend_flags::backend_options())?;
+    println!(
+        "compare: the same {} jobs on {} ({})",
+        args.jobs,
+        backends[0].name(),
+        backends[0].device()
+    );
+    let engine = Engine::start(config, backends)?;
+    engine.wait_ready();
+    let (bytes, _) = prove_jobs(&engine, params, bench, partitions, args)?;
+    let summary = engine.shutdown();
+    super::engine_run::print_summary(&summary);
+    let differing: Vec<usize> = (0..expected.len() / groth16::PROOF_BYTES)
+        .filter(|&i| {
+            let r = i * groth16::PROOF_BYTES..(i + 1) * groth16::PROOF_BYTES;
+            bytes.get(r.clone()) != expected.get(r)
+        })
+        .collect();
+    if differing.is_empty() && bytes.len() == expected.len() {
+        println!(
+            "compare: {kind}'s {} proofs equal {}'s byte for byte",
+            bytes.len() / groth16::PROOF_BYTES,
+            args.backend
+        );
+        Ok(())
+    } else {
+        bail!(
+            "compare: {kind}'s proofs differ from {}'s (proofs {differing:?} of {}, {} against {} bytes)",
+            args.backend,
+            expected.len() / groth16::PROOF_BYTES,
+            bytes.len(),
+            expected.len()
+        )
+    }
 }
 
 /// One fabricated partition's witness pass, run twice: the first learns the
