@@ -160,10 +160,14 @@ fn cuda_proofs_with_streamed_bases_match_cpu() {
 }
 
 fn wgpu(allow_int64: bool) -> Option<Arc<dyn Backend>> {
-    match WgpuBackend::open_with(WgpuOptions {
+    wgpu_with(WgpuOptions {
         allow_int64,
         ..WgpuOptions::default()
-    }) {
+    })
+}
+
+fn wgpu_with(options: WgpuOptions) -> Option<Arc<dyn Backend>> {
+    match WgpuBackend::open_with(options) {
         Ok(b) => Some(Arc::new(b)),
         Err(e) => {
             if std::env::var("CROSSGROTH_REQUIRE_WGPU").as_deref() == Ok("1") {
@@ -200,6 +204,65 @@ fn wgpu_proofs_match_cpu() {
             same_proofs_as_cpu(&gpu, s);
         }
     }
+}
+
+/// wgpu bases left in host memory and streamed by every MSM through one
+/// device window, a chunk at a time (bindings of 1 MiB: H's, L's and A's
+/// bases take several chunks), give the cpu backend's proof.
+#[test]
+fn wgpu_proofs_with_streamed_bases_match_cpu() {
+    use crossgroth::backend::Placement;
+    use crossgroth::groth16::PreparedParams;
+    let Some(gpu) = wgpu_with(WgpuOptions {
+        max_binding_bytes: Some(1 << 20),
+        ..WgpuOptions::default()
+    }) else {
+        return;
+    };
+    let spec = spec("sha256:64");
+    let params = Arc::new(params_for(&spec, 1));
+    assert!(params.h.len() * 96 > 2 << 20, "H must take several chunks");
+    let circuit = spec.instance(5);
+    let inputs = circuit.public_inputs();
+    let asg = synthesize(circuit).unwrap();
+    let (r, s) = groth16::draw_randomness(1, &mut rng(6));
+    let expected = Prover::new(Arc::new(CpuBackend), params.clone())
+        .unwrap()
+        .prove_assignments(vec![asg.clone()], &r, &s)
+        .unwrap();
+    let streamed = Placement::Streamed;
+    let prepared =
+        PreparedParams::with_placement(gpu.as_ref(), params.clone(), streamed, streamed).unwrap();
+    let prover = Prover::from_prepared(gpu.clone(), prepared);
+    let got = prover.prove_assignments(vec![asg], &r, &s).unwrap();
+    assert_eq!(got[0].to_bytes(), expected[0].to_bytes());
+    assert!(verifies(&params, &got[0], &inputs));
+}
+
+/// An adapter whose memory (here `WgpuOptions::device_memory`) cannot hold
+/// even one proof's working buffers beside streamed bases is refused at
+/// placement, in one line naming the bytes needed and the device's budget.
+#[test]
+fn wgpu_placement_plans_from_the_device_memory() {
+    let spec = spec("cubic");
+    let params = Arc::new(params_for(&spec, 1));
+    let Some(tiny) = wgpu_with(WgpuOptions {
+        device_memory: Some(64),
+        ..WgpuOptions::default()
+    }) else {
+        return;
+    };
+    assert_eq!(tiny.memory().map(|(_, total)| total), Some(64));
+    let err = Prover::with_placement(tiny, params.clone(), &PlacementConfig::default())
+        .err()
+        .expect("64 bytes of device memory must be refused")
+        .to_string();
+    eprintln!("{err}");
+    assert!(!err.contains('\n'), "one line: {err}");
+    assert!(
+        err.contains("need") && err.contains("device budget of"),
+        "{err}"
+    );
 }
 
 /// Two wgpu devices (two contexts on whichever adapter is here, lavapipe in CI)

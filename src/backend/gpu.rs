@@ -29,6 +29,16 @@ mod device_api;
 pub(crate) mod cuda;
 mod wgpu;
 
+/// A parameter file's bases seen as blst's type, for streaming from host memory
+/// without a copy (both GPU crates take it as their `HostBases`).
+pub(crate) struct HostView<C: MsmGroup>(pub(crate) Arc<Vec<C::Base>>);
+
+impl<C: MsmGroup> AsRef<[<C as super::Curve>::Affine]> for HostView<C> {
+    fn as_ref(&self) -> &[<C as super::Curve>::Affine] {
+        C::raw(&self.0)
+    }
+}
+
 /// Opens (or reopens) the device context of a [`GpuBackend`].
 type Opener<D> = Box<dyn Fn() -> Result<D, <D as DeviceApi>::Error> + Send + Sync>;
 

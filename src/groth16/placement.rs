@@ -418,10 +418,12 @@ mod tests {
     use super::*;
     use crate::backend::{BasesRef, DeviceBases, HostBases, MsmInput, Sums};
 
-    /// A device that reports `total` bytes, all free, and keeps tables of up
-    /// to eight copies: only the placement's arithmetic is exercised.
+    /// A device that reports `total` bytes, all free, keeps tables of up to
+    /// eight copies and streams bases where `streams`: only the placement's
+    /// arithmetic is exercised.
     struct Sized {
         total: usize,
+        streams: bool,
     }
 
     impl Backend for Sized {
@@ -449,6 +451,9 @@ mod tests {
         }
         fn memory(&self) -> Option<(usize, usize)> {
             Some((self.total, self.total))
+        }
+        fn streams_bases(&self) -> bool {
+            self.streams
         }
         fn prepare(&self, _: &HostBases, _: Placement) -> Result<DeviceBases> {
             Ok(None)
@@ -493,7 +498,11 @@ mod tests {
             ..PlacementConfig::default()
         };
         let placed = |total: usize| {
-            let p = plan(&Sized { total }, &params, &config, 0).unwrap();
+            let sized = Sized {
+                total,
+                streams: false,
+            };
+            let p = plan(&sized, &params, &config, 0).unwrap();
             (p.g1, p.g2, p.bytes)
         };
         let table = Placement::Resident { max_copies: 8 };
@@ -509,5 +518,37 @@ mod tests {
             placed(8 * g1 + g2 + working - 1),
             (Placement::PLAIN, Placement::PLAIN, g1 + g2)
         );
+    }
+
+    /// Over the room for resident bases, a backend that streams keeps them in
+    /// host memory while one proof's working buffers fit; below that, and on
+    /// a backend that cannot stream, the placement refuses in one line
+    /// naming the bytes.
+    #[test]
+    fn bases_stream_where_only_the_working_buffers_fit_and_are_refused_below() {
+        let params = crate::groth16::generate_random_parameters(
+            crate::circuits::CircuitSpec::Chain { log_rows: 6 }.blank(),
+            &mut <rand_chacha::ChaCha8Rng as rand_core::SeedableRng>::seed_from_u64(1),
+            None,
+        )
+        .unwrap();
+        let working = 6 * (params.h.len() + 1) * std::mem::size_of::<Scalar>();
+        let config = PlacementConfig {
+            device_memory_fraction: 1.0,
+            tables: TablePolicy::Off,
+            ..PlacementConfig::default()
+        };
+        let planned =
+            |total: usize, streams: bool| plan(&Sized { total, streams }, &params, &config, 0);
+        let p = planned(working, true).unwrap();
+        assert_eq!(
+            (p.g1, p.g2, p.bytes),
+            (Placement::Streamed, Placement::Streamed, 0)
+        );
+        for (total, streams) in [(working - 1, true), (working, false)] {
+            let e = planned(total, streams).err().expect("refused").to_string();
+            assert!(!e.contains('\n') && e.contains("need"), "{e}");
+            assert_eq!(e.contains("cannot stream"), !streams, "{e}");
+        }
     }
 }

@@ -27,8 +27,7 @@ pub(crate) struct CopyLane {
     pub(crate) staging: Staging,
 }
 
-/// Bases in host memory, shared with their owner (no copy is made).
-pub type HostBases<T> = Arc<dyn AsRef<[T]> + Send + Sync>;
+pub use crossgroth_gpu_host::HostBases;
 
 /// Where a set of bases lives.
 pub(crate) enum Store<T> {

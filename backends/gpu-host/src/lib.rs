@@ -11,6 +11,11 @@ pub mod reference;
 
 pub use curve::{Curve, Group, G1, G2};
 
+/// MSM bases kept in host memory and shared with their owner (no copy is
+/// made): what a backend streams to its device, a window at a time, when
+/// they do not fit there. Both GPU crates take this one type.
+pub type HostBases<T> = std::sync::Arc<dyn AsRef<[T]> + Send + Sync>;
+
 use blst::*;
 
 /// 2^32-th primitive root of unity of Fr: 7^((r - 1) / 2^32), canonical limbs.

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use blst::{blst_p1, blst_p1_affine, blst_p2, blst_p2_affine};
-use crossgroth_gpu_host::{Curve, Group};
+use crossgroth_gpu_host::{Curve, Group, HostBases};
 
 use crate::error::WgpuError;
 use crate::gpu::{params, AdapterChoice, Ctx, Job};
@@ -48,6 +48,13 @@ pub struct Options {
     /// unreadable, corrupt or foreign file, or an adapter without the
     /// feature, only costs the compilation. Default: None, no disk cache.
     pub pipeline_cache_dir: Option<PathBuf>,
+    /// The device memory (bytes) the backend reports for planning where
+    /// bases live, in place of what the adapter reports (Vulkan's
+    /// device-local heaps and their budget; other APIs report none): for an
+    /// adapter that reports nothing, or to run the streamed path on a small
+    /// circuit. Free memory is then the least of this and what the adapter
+    /// reports free. Default: None, the adapter's figures.
+    pub device_memory: Option<u64>,
 }
 
 impl Default for Options {
@@ -58,6 +65,7 @@ impl Default for Options {
             g2_int64: false,
             max_binding_bytes: None,
             pipeline_cache_dir: None,
+            device_memory: None,
         }
     }
 }
@@ -65,12 +73,17 @@ impl Default for Options {
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Bases of group `C` ([`crate::G1`] or [`crate::G2`]) resident on the
-/// device, converted to the device's Montgomery form. Usable only with the
-/// backend that uploaded them. Held in chunks of whole points, each within
-/// the backend's binding limit (one chunk where they all fit).
+/// device, converted to the device's Montgomery form, or kept in host memory
+/// and streamed by every MSM ([`WgpuDevice::host_bases`]). Usable only with
+/// the backend that made them. Held (or streamed) in chunks of whole points,
+/// each within the backend's binding limit (one chunk where they all fit).
 pub struct Bases<C: Curve> {
-    /// The chunks in order; every one but the last holds `per_chunk` points.
+    /// The resident chunks in order; every one but the last holds
+    /// `per_chunk` points. Empty for streamed bases.
     pub(crate) chunks: Vec<wgpu::Buffer>,
+    /// Streamed bases: the host's points, which each MSM copies a chunk at a
+    /// time into one device window of `per_chunk` points.
+    pub(crate) host: Option<HostBases<C::Affine>>,
     pub(crate) per_chunk: usize,
     pub(crate) len: usize,
     pub(crate) owner: u64,
@@ -84,11 +97,21 @@ impl<C: Curve> Bases<C> {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// Whether these bases stay in host memory and are streamed by each MSM.
+    pub fn is_streamed(&self) -> bool {
+        self.host.is_some()
+    }
+    /// How many chunks an MSM goes through.
+    pub(crate) fn chunk_count(&self) -> usize {
+        self.len.div_ceil(self.per_chunk.max(1)).max(1)
+    }
 }
 
 /// The wgpu backend. Thread-safe; operations are serialised internally.
 pub struct WgpuDevice {
     pub(crate) ctx: Ctx,
+    /// `Options::device_memory`.
+    device_memory: Option<u64>,
     pub(crate) id: u64,
     guard: Mutex<()>,
     pub(crate) twiddles: Mutex<HashMap<(u32, bool), Arc<wgpu::Buffer>>>,
@@ -132,10 +155,24 @@ impl WgpuDevice {
         )?;
         Ok(WgpuDevice {
             ctx,
+            device_memory: opts.device_memory,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             guard: Mutex::new(()),
             twiddles: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The device's memory as (free, total) bytes, for planning where bases
+    /// live: `Options::device_memory` where set (free then the least of it
+    /// and what the adapter reports free), else what the adapter reports
+    /// (Vulkan's device-local heaps; None elsewhere).
+    pub fn memory(&self) -> Option<(u64, u64)> {
+        let reported = crate::memory::adapter_memory(&self.ctx.adapter);
+        match (self.device_memory, reported) {
+            (Some(m), Some((free, _))) => Some((free.min(m), m)),
+            (Some(m), None) => Some((m, m)),
+            (None, reported) => reported,
+        }
     }
 
     /// "<adapter name> (Vulkan, DiscreteGpu, driver ..., SHADER_INT64 used
@@ -280,16 +317,7 @@ impl WgpuDevice {
         let what = &format!("{} bases", C::NAME);
         let _g = self.lock()?;
         check_count(bases.len(), what)?;
-        let per_chunk = (self.ctx.binding / C::AFFINE_BYTES as u64) as usize;
-        if per_chunk == 0 {
-            return Err(WgpuError::OutOfMemory(format!(
-                "{what}: one point needs {} bytes, over the storage binding limit of {} bytes",
-                C::AFFINE_BYTES,
-                self.ctx.binding
-            )));
-        }
-        let m = Module::Curve(C::GROUP);
-        let k = self.ctx.module_radix(m).fq_k_to_dev();
+        let per_chunk = self.points_per_chunk::<C>(what)?;
         let mut chunks = Vec::with_capacity(bases.len().div_ceil(per_chunk).max(1));
         // One (empty) chunk for no points, so that every Bases has a buffer.
         let pieces: Vec<&[C::Affine]> = if bases.is_empty() {
@@ -299,30 +327,78 @@ impl WgpuDevice {
         };
         for piece in pieces {
             let buf = self.ctx.upload(affine_words::<C>(piece)?, 0, what)?;
-            // two coordinates a point, each FE_WORDS / 6 Fq elements
-            let n_fq = (piece.len() * 2 * C::FE_WORDS / 6) as u64;
-            if n_fq > 0 {
-                self.ctx.run(
-                    what,
-                    &[job(
-                        m,
-                        "fq_mul_const",
-                        params(&[n_fq as u32], &k),
-                        &[(1, &buf)],
-                        n_fq,
-                    )],
-                    &[],
-                )?;
-            }
+            self.to_device_form::<C>(&buf, piece.len(), what)?;
             chunks.push(buf);
         }
         Ok(Bases {
             chunks,
+            host: None,
             per_chunk,
             len: bases.len(),
             owner: self.id,
             group: PhantomData,
         })
+    }
+
+    /// Bases that stay in host memory: every MSM copies the chunks its terms
+    /// use, one at a time, into a device window of one chunk (at most the
+    /// binding limit), for sets that do not fit the device's memory. No
+    /// copy of the points is made here.
+    pub fn host_bases<C: Curve>(&self, bases: HostBases<C::Affine>) -> Result<Bases<C>, WgpuError> {
+        let what = &format!("{} bases", C::NAME);
+        let len = (*bases).as_ref().len();
+        check_count(len, what)?;
+        affine_words::<C>(&[])?;
+        let per_chunk = self.points_per_chunk::<C>(what)?;
+        Ok(Bases {
+            chunks: Vec::new(),
+            host: Some(bases),
+            per_chunk,
+            len,
+            owner: self.id,
+            group: PhantomData,
+        })
+    }
+
+    /// Points of `C` a chunk of bases holds: as many as one binding takes.
+    fn points_per_chunk<C: Curve>(&self, what: &str) -> Result<usize, WgpuError> {
+        let per_chunk = (self.ctx.binding / C::AFFINE_BYTES as u64) as usize;
+        if per_chunk == 0 {
+            return Err(WgpuError::OutOfMemory(format!(
+                "{what}: one point needs {} bytes, over the storage binding limit of {} bytes",
+                C::AFFINE_BYTES,
+                self.ctx.binding
+            )));
+        }
+        Ok(per_chunk)
+    }
+
+    /// Converts the `points` affine points at the start of `buf` (blst's
+    /// Montgomery form) to the Montgomery form of `C`'s shader module.
+    pub(crate) fn to_device_form<C: Curve>(
+        &self,
+        buf: &wgpu::Buffer,
+        points: usize,
+        what: &str,
+    ) -> Result<(), WgpuError> {
+        let m = Module::Curve(C::GROUP);
+        let k = self.ctx.module_radix(m).fq_k_to_dev();
+        // two coordinates a point, each FE_WORDS / 6 Fq elements
+        let n_fq = (points * 2 * C::FE_WORDS / 6) as u64;
+        if n_fq > 0 {
+            self.ctx.run(
+                what,
+                &[job(
+                    m,
+                    "fq_mul_const",
+                    params(&[n_fq as u32], &k),
+                    &[(1, buf)],
+                    n_fq,
+                )],
+                &[],
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -330,7 +406,7 @@ impl WgpuDevice {
 /// cast sound for any `Curve` impl: only blst's types of `C::GROUP`
 /// (crossgroth-gpu-host's G1 and G2 use them) get through, the point type
 /// too, so that [`WgpuDevice::msm`] can return its result as `C::Point`.
-fn affine_words<C: Curve>(bases: &[C::Affine]) -> Result<&[u32], WgpuError> {
+pub(crate) fn affine_words<C: Curve>(bases: &[C::Affine]) -> Result<&[u32], WgpuError> {
     let blst = match C::GROUP {
         Group::G1 => [TypeId::of::<blst_p1_affine>(), TypeId::of::<blst_p1>()],
         Group::G2 => [TypeId::of::<blst_p2_affine>(), TypeId::of::<blst_p2>()],

@@ -101,6 +101,8 @@ fn rank(t: wgpu::DeviceType) -> u32 {
 }
 
 pub(crate) struct Ctx {
+    /// Kept to ask for the device's memory as it changes.
+    pub adapter: wgpu::Adapter,
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     pub info: AdapterInfo,
@@ -324,6 +326,7 @@ impl Ctx {
             None => None,
         };
         let ctx = Ctx {
+            adapter: adapter.clone(),
             device,
             queue,
             info,
@@ -500,13 +503,19 @@ impl Ctx {
         what: &str,
     ) -> Result<wgpu::Buffer, WgpuError> {
         let b = self.storage((words.len() as u64 * 4).max(min_bytes), what)?;
+        self.write(&b, words, what)?;
+        Ok(b)
+    }
+
+    /// Writes `words` at the start of `buf` (ordered before later submissions).
+    pub fn write(&self, buf: &wgpu::Buffer, words: &[u32], what: &str) -> Result<(), WgpuError> {
         if !words.is_empty() {
             catch("write_buffer", || {
-                self.queue.write_buffer(&b, 0, bytemuck::cast_slice(words))
+                self.queue.write_buffer(buf, 0, bytemuck::cast_slice(words))
             })?;
             self.check(what)?;
         }
-        Ok(b)
+        Ok(())
     }
 
     /// Records the jobs in one command encoder (one compute pass each, in

@@ -24,6 +24,7 @@ mod device;
 mod error;
 mod gpu;
 mod host;
+mod memory;
 mod msm;
 mod msm_plan;
 mod ntt;
@@ -31,7 +32,7 @@ mod ntt_chunks;
 mod pipeline_cache;
 mod shaders;
 
-pub use crossgroth_gpu_host::{Curve, G1, G2};
+pub use crossgroth_gpu_host::{Curve, HostBases, G1, G2};
 pub use device::{Bases, Options, WgpuDevice};
 pub use error::WgpuError;
 pub use gpu::{AdapterChoice, AdapterInfo};

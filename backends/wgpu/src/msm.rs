@@ -249,26 +249,64 @@ impl WgpuDevice {
         let pl = pass_limits(self.ctx.binding, pt_bytes, C::NAME)?;
         let _g = self.lock()?;
         let mut outs = Vec::new();
+        // Streamed bases: one window of a chunk's points, refilled for each
+        // chunk that has terms.
+        let window = match &bases.host {
+            Some(_) => Some(self.ctx.storage(
+                (bases.per_chunk.min(bases.len) * C::AFFINE_BYTES) as u64,
+                "streamed bases window",
+            )?),
+            None => None,
+        };
         // The ranks ascend, so a chunk's terms are one range of idx and one
         // of ones.
         let per = bases.per_chunk as u64;
-        for (k, buf) in bases.chunks.iter().enumerate() {
+        for k in 0..bases.chunk_count() {
             let (lo, hi) = (k as u64 * per, (k as u64 + 1) * per);
             let range = |v: &[u32]| {
                 v.partition_point(|&r| u64::from(r) < lo)..v.partition_point(|&r| u64::from(r) < hi)
             };
-            let r = range(&idx);
-            if !r.is_empty() {
-                let ix = rebased(&idx[r.clone()], lo);
-                outs.push(self.windows_pass::<C>(buf, &ix, &sc[r], pl.c_max)?);
+            let (terms, units) = (range(&idx), range(&ones));
+            if terms.is_empty() && units.is_empty() {
+                continue;
             }
-            let r = range(&ones);
-            if !r.is_empty() {
-                let ix = rebased(&ones[r], lo);
+            let buf = match (&bases.host, &window) {
+                (Some(host), Some(w)) => {
+                    let points = &(**host).as_ref()[lo as usize..(hi as usize).min(bases.len)];
+                    self.fill_window::<C>(w, points)?;
+                    w
+                }
+                _ => bases.chunks.get(k).ok_or_else(|| {
+                    WgpuError::InvalidInput(format!(
+                        "msm: chunk {k} of {} {} bases is missing",
+                        bases.chunks.len(),
+                        C::NAME
+                    ))
+                })?,
+            };
+            if !terms.is_empty() {
+                let ix = rebased(&idx[terms.clone()], lo);
+                outs.push(self.windows_pass::<C>(buf, &ix, &sc[terms], pl.c_max)?);
+            }
+            if !units.is_empty() {
+                let ix = rebased(&ones[units], lo);
                 outs.push(self.ones_pass::<C>(buf, &ix, pl.ones_sums_max)?);
             }
         }
         Ok(outs)
+    }
+
+    /// Copies `points` (a chunk of streamed bases) into the device window
+    /// and converts them to the device's form, as an upload does.
+    fn fill_window<C: Curve>(
+        &self,
+        window: &wgpu::Buffer,
+        points: &[C::Affine],
+    ) -> Result<(), WgpuError> {
+        let what = "streamed bases window";
+        let words = crate::device::affine_words::<C>(points)?;
+        self.ctx.write(window, words, what)?;
+        self.to_device_form::<C>(window, points.len(), what)
     }
 
     /// The window sums of the scalars `sc` (neither 0 nor 1) over the bases

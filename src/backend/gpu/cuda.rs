@@ -6,7 +6,7 @@ use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{err, fr, CudaBackend, DeviceApi, GpuBackend};
+use super::{err, fr, CudaBackend, DeviceApi, GpuBackend, HostView};
 use crate::backend::{Curve, MsmGroup, Placement, WitnessPart};
 use crate::error::{Error, Result};
 use crate::synthesis::RecordedShape;
@@ -17,16 +17,6 @@ pub type CudaOptions = cuda::CudaOptions;
 /// The most copies per base a table is made with; the crate's cost model picks
 /// how many of them pay for each size.
 const MAX_TABLE_COPIES: u32 = 64;
-
-/// A parameter file's bases seen as blst's type, for streaming from host memory
-/// without a copy.
-struct HostView<C: MsmGroup>(Arc<Vec<C::Base>>);
-
-impl<C: MsmGroup> AsRef<[<C as Curve>::Affine]> for HostView<C> {
-    fn as_ref(&self) -> &[<C as Curve>::Affine] {
-        C::raw(&self.0)
-    }
-}
 
 impl DeviceApi for cuda::CudaDevice {
     const NAME: &'static str = "cuda";

@@ -5,7 +5,7 @@ use crossgroth_wgpu as wg;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{DeviceApi, GpuBackend, WgpuBackend};
+use super::{DeviceApi, GpuBackend, HostView, WgpuBackend};
 use crate::backend::{Curve, MsmGroup, Placement};
 use crate::error::Result;
 
@@ -27,17 +27,28 @@ impl DeviceApi for wg::WgpuDevice {
     fn describe(&self) -> String {
         self.info()
     }
-    /// Always resident: the wgpu backend does not stream bases.
+    const STREAMS: bool = true;
     fn upload<C: MsmGroup>(
         &self,
         bases: &Arc<Vec<C::Base>>,
-        _placement: Placement,
+        placement: Placement,
     ) -> Result<wg::Bases<C>, wg::WgpuError> {
-        wg::WgpuDevice::upload::<C>(self, C::raw(bases))
+        match placement {
+            Placement::Resident { .. } => wg::WgpuDevice::upload::<C>(self, C::raw(bases)),
+            Placement::Streamed => {
+                log::info!(
+                    "wgpu: {} {} bases ({}) stay in host memory and are streamed to the device by each MSM",
+                    bases.len(),
+                    C::NAME,
+                    bytesize::ByteSize((bases.len() * C::AFFINE_BYTES) as u64)
+                );
+                self.host_bases::<C>(Arc::new(HostView::<C>(bases.clone())))
+            }
+        }
     }
     forward_device_api!(wg::WgpuDevice, wg::WgpuError);
     fn memory(&self) -> Option<(usize, usize)> {
-        None
+        wg::WgpuDevice::memory(self).map(|(free, total)| (free as usize, total as usize))
     }
     fn warm_up(&self) -> Result<(), wg::WgpuError> {
         wg::WgpuDevice::warm_up(self)
