@@ -137,11 +137,19 @@ fn cuda_setup_matches_cpu() {
 /// than the device) give the same proof as resident ones.
 #[test]
 fn cuda_proofs_with_streamed_bases_match_cpu() {
+    let Some(gpu) = cuda() else { return };
+    same_proof_with_streamed_bases(&gpu, "sha256:512", 0);
+}
+
+/// A proof of `spec_str` on `gpu` with every base set streamed equals the cpu
+/// backend's and verifies; `min_h_bytes`: how many bytes H's bases must take
+/// at least (so that they span the chunks the caller set up).
+fn same_proof_with_streamed_bases(gpu: &Arc<dyn Backend>, spec_str: &str, min_h_bytes: usize) {
     use crossgroth::backend::Placement;
     use crossgroth::groth16::PreparedParams;
-    let Some(gpu) = cuda() else { return };
-    let spec = spec("sha256:512");
+    let spec = spec(spec_str);
     let params = Arc::new(params_for(&spec, 1));
+    assert!(params.h.len() * 96 >= min_h_bytes, "H's bases are too few");
     let circuit = spec.instance(5);
     let inputs = circuit.public_inputs();
     let asg = synthesize(circuit).unwrap();
@@ -155,7 +163,7 @@ fn cuda_proofs_with_streamed_bases_match_cpu() {
         PreparedParams::with_placement(gpu.as_ref(), params.clone(), streamed, streamed).unwrap();
     let prover = Prover::from_prepared(gpu.clone(), prepared);
     let got = prover.prove_assignments(vec![asg], &r, &s).unwrap();
-    assert_eq!(got[0].to_bytes(), expected[0].to_bytes());
+    assert_eq!(got[0].to_bytes(), expected[0].to_bytes(), "{spec_str}");
     assert!(verifies(&params, &got[0], &inputs));
 }
 
@@ -211,32 +219,13 @@ fn wgpu_proofs_match_cpu() {
 /// bases take several chunks), give the cpu backend's proof.
 #[test]
 fn wgpu_proofs_with_streamed_bases_match_cpu() {
-    use crossgroth::backend::Placement;
-    use crossgroth::groth16::PreparedParams;
     let Some(gpu) = wgpu_with(WgpuOptions {
         max_binding_bytes: Some(1 << 20),
         ..WgpuOptions::default()
     }) else {
         return;
     };
-    let spec = spec("sha256:64");
-    let params = Arc::new(params_for(&spec, 1));
-    assert!(params.h.len() * 96 > 2 << 20, "H must take several chunks");
-    let circuit = spec.instance(5);
-    let inputs = circuit.public_inputs();
-    let asg = synthesize(circuit).unwrap();
-    let (r, s) = groth16::draw_randomness(1, &mut rng(6));
-    let expected = Prover::new(Arc::new(CpuBackend), params.clone())
-        .unwrap()
-        .prove_assignments(vec![asg.clone()], &r, &s)
-        .unwrap();
-    let streamed = Placement::Streamed;
-    let prepared =
-        PreparedParams::with_placement(gpu.as_ref(), params.clone(), streamed, streamed).unwrap();
-    let prover = Prover::from_prepared(gpu.clone(), prepared);
-    let got = prover.prove_assignments(vec![asg], &r, &s).unwrap();
-    assert_eq!(got[0].to_bytes(), expected[0].to_bytes());
-    assert!(verifies(&params, &got[0], &inputs));
+    same_proof_with_streamed_bases(&gpu, "sha256:64", 2 << 20);
 }
 
 /// An adapter whose memory (here `WgpuOptions::device_memory`) cannot hold

@@ -13,15 +13,7 @@
 # Logs and the cuda proofs go to $OUT (or ./device-logs).
 set -uo pipefail
 size="${1:-32GiB}" jobs="${2:-1}" seed="${3:-5}" budget="${4:-100GiB}" limit="${5:-560}"
-out="${OUT:-device-logs}"
-mkdir -p "$out"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-bin=/tmp/crossgroth-bin
-mkdir -p "$bin"
-[ -x "$bin/crossgroth" ] || { xz -dc .device/crossgroth.xz > "$bin/crossgroth" && chmod +x "$bin/crossgroth"; }
-cg="$bin/crossgroth"
+. "$(dirname "$0")/vulkan-env.sh"
 work=/tmp/porep-wgpu
 rm -rf "$work"
 mkdir -p "$work"

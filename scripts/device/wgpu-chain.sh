@@ -16,15 +16,7 @@
 # Logs go to $OUT (or ./device-logs).
 set -uo pipefail
 [ $# -eq 0 ] && set -- 24
-out="${OUT:-device-logs}"
-mkdir -p "$out"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-bin=/tmp/crossgroth-bin
-mkdir -p "$bin"
-[ -x "$bin/crossgroth" ] || { xz -dc .device/crossgroth.xz > "$bin/crossgroth" && chmod +x "$bin/crossgroth"; }
-cg="$bin/crossgroth"
+. "$(dirname "$0")/vulkan-env.sh"
 work=/tmp/wgpu-chain
 mkdir -p "$work"
 step() { echo "== [$(date -u +%H:%M:%S)] $*" | tee -a "$out/wgpu-chain.log"; }
