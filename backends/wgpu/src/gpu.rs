@@ -452,8 +452,23 @@ impl Ctx {
             what: format!("{}::{entry}", m.name()),
             msg: e.to_string(),
         })?;
+        let took = t.elapsed();
         self.compile_ns
-            .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            .fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+        // A slow first proof is most often this: say which pipeline and whether
+        // a disk cache was offered, so that it is not mistaken for the kernels.
+        if took.as_secs_f64() >= 1.0 {
+            log::info!(
+                "wgpu: pipeline {}::{entry} built in {:.1} s ({})",
+                m.name(),
+                took.as_secs_f64(),
+                if self.disk_cache.is_some() {
+                    "with the disk cache"
+                } else {
+                    "no disk cache"
+                }
+            );
+        }
         if let Some(d) = &self.disk_cache {
             d.touched();
         }
