@@ -96,16 +96,41 @@ fn cuda_proofs_match_cpu() {
 /// host generator's (same toxic waste), and a cuda proof with them verifies.
 #[test]
 fn cuda_setup_matches_cpu() {
-    use crossgroth::groth16::{generate_random_parameters_with, SetupDevice, SetupOptions};
-    let Ok(backend) = CudaBackend::open() else {
+    let Ok(backend) = CudaBackend::open().map(|b| Arc::new(b) as Arc<dyn Backend>) else {
         let _ = cuda(); // reports the skip, or fails under CROSSGROTH_REQUIRE_CUDA
         return;
     };
+    setup_matches_cpu(
+        backend,
+        &["cubic", "multi:4", "sha256:64", "chain:12"],
+        "sha256:64",
+    );
+}
+
+/// The same through the wgpu backend's fixed-base kernel (sizes lavapipe takes
+/// in seconds), with a binding limit low enough that its scalars and products
+/// go in several chunks.
+#[test]
+fn wgpu_setup_matches_cpu() {
+    let Some(backend) = wgpu_with(WgpuOptions {
+        max_binding_bytes: Some(64 << 10),
+        ..WgpuOptions::default()
+    }) else {
+        return;
+    };
+    assert!(backend.has_setup_kernels());
+    setup_matches_cpu(backend, &["cubic", "multi:4", "chain:10"], "cubic");
+}
+
+/// Parameters of each of `specs` generated on `backend` equal the host's, and
+/// a proof of `prove` on `backend` with its parameters verifies.
+fn setup_matches_cpu(backend: Arc<dyn Backend>, specs: &[&str], prove: &str) {
+    use crossgroth::groth16::{generate_random_parameters_with, SetupOptions};
     let on_gpu = SetupOptions {
-        device: SetupDevice::Cuda(backend.device_handle()),
+        device: Some(backend.clone()),
         progress: None,
     };
-    for s in ["cubic", "multi:4", "sha256:64", "chain:12"] {
+    for s in specs {
         let spec = spec(s);
         let t = std::time::Instant::now();
         let cpu =
@@ -115,18 +140,23 @@ fn cuda_setup_matches_cpu() {
         let t = std::time::Instant::now();
         let gpu = generate_random_parameters_with(spec.blank(), &mut rng(21), &on_gpu).unwrap();
         eprintln!(
-            "{s}: setup cpu {cpu_s:.3} s, cuda {:.3} s",
+            "{s}: setup cpu {cpu_s:.3} s, {} {:.3} s",
+            backend.name(),
             t.elapsed().as_secs_f64()
         );
-        assert!(cpu == gpu, "{s}: cuda setup differs from the cpu's");
+        assert!(
+            cpu == gpu,
+            "{s}: {} setup differs from the cpu's",
+            backend.name()
+        );
     }
-    let spec = spec("sha256:64");
+    let spec = spec(prove);
     let params =
         Arc::new(generate_random_parameters_with(spec.blank(), &mut rng(22), &on_gpu).unwrap());
     let circuit = spec.instance(1);
     let inputs = circuit.public_inputs();
     let (r, s) = groth16::draw_randomness(1, &mut rng(23));
-    let proof = Prover::new(Arc::new(backend), params.clone())
+    let proof = Prover::new(backend, params.clone())
         .unwrap()
         .prove_assignments(vec![synthesize(circuit).unwrap()], &r, &s)
         .unwrap();

@@ -86,6 +86,19 @@ fn fr_mut(v: &mut [Scalar]) -> &mut [blst_fr] {
 }
 
 impl<D: DeviceApi> GpuBackend<D> {
+    /// A setup's fixed-base products on the device, where the crate has them.
+    fn fixed_base_mul<C: MsmGroup>(
+        &self,
+        table: &[C::Base],
+        scalars: &[Scalar],
+        out: &mut [C::Base],
+    ) -> Option<Result<()>> {
+        let (inner, generation) = self.current();
+        inner
+            .fixed_base_mul::<C>(C::raw(table), fr(scalars), C::raw_mut(out))
+            .map(|r| r.map_err(|e| self.fail(e, generation)))
+    }
+
     /// Opens the device with `open`, which is kept to rebuild the context.
     pub fn open_with_opener(
         open: impl Fn() -> Result<D, D::Error> + Send + Sync + 'static,
@@ -262,8 +275,26 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         self.current().0.describe()
     }
 
-    fn setup_device(&self) -> crate::groth16::SetupDevice {
-        D::setup_device(&self.current().0)
+    fn has_setup_kernels(&self) -> bool {
+        D::SETUP
+    }
+
+    fn fixed_base_mul_g1(
+        &self,
+        table: &[crate::G1Affine],
+        scalars: &[Scalar],
+        out: &mut [crate::G1Affine],
+    ) -> Option<Result<()>> {
+        self.fixed_base_mul::<G1>(table, scalars, out)
+    }
+
+    fn fixed_base_mul_g2(
+        &self,
+        table: &[crate::G2Affine],
+        scalars: &[Scalar],
+        out: &mut [crate::G2Affine],
+    ) -> Option<Result<()>> {
+        self.fixed_base_mul::<G2>(table, scalars, out)
     }
 
     fn warm_up(&self) -> Result<()> {

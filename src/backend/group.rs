@@ -119,6 +119,7 @@ pub trait MsmGroup: Curve + Sized {
 
     /// The bases as blst's type, borrowed (no copy).
     fn raw(bases: &[Self::Base]) -> &[<Self as Curve>::Affine];
+    fn raw_mut(bases: &mut [Self::Base]) -> &mut [<Self as Curve>::Affine];
     fn from_raw(p: <Self as Curve>::Point) -> Self::Output;
     fn host(bases: Arc<Vec<Self::Base>>) -> HostBases;
     fn wrap(bases: &Bases<Self>) -> BasesRef<'_>;
@@ -137,6 +138,12 @@ impl MsmGroup for G1 {
     fn raw(bases: &[G1Affine]) -> &[blst_p1_affine] {
         // SAFETY: G1Affine is repr(transparent) over blst_p1_affine.
         unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const blst_p1_affine, bases.len()) }
+    }
+    fn raw_mut(bases: &mut [G1Affine]) -> &mut [blst_p1_affine] {
+        // SAFETY: G1Affine is repr(transparent) over blst_p1_affine.
+        unsafe {
+            std::slice::from_raw_parts_mut(bases.as_mut_ptr() as *mut blst_p1_affine, bases.len())
+        }
     }
     fn from_raw(p: blst_p1) -> G1Projective {
         // SAFETY: G1Projective is repr(transparent) over blst_p1.
@@ -162,6 +169,12 @@ impl MsmGroup for G2 {
     fn raw(bases: &[G2Affine]) -> &[blst_p2_affine] {
         // SAFETY: G2Affine is repr(transparent) over blst_p2_affine.
         unsafe { std::slice::from_raw_parts(bases.as_ptr() as *const blst_p2_affine, bases.len()) }
+    }
+    fn raw_mut(bases: &mut [G2Affine]) -> &mut [blst_p2_affine] {
+        // SAFETY: G2Affine is repr(transparent) over blst_p2_affine.
+        unsafe {
+            std::slice::from_raw_parts_mut(bases.as_mut_ptr() as *mut blst_p2_affine, bases.len())
+        }
     }
     fn from_raw(p: blst_p2) -> G2Projective {
         // SAFETY: G2Projective is repr(transparent) over blst_p2.

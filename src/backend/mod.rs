@@ -120,6 +120,11 @@ impl<'a> MsmScalars<'a> {
 }
 
 pub use cpu::CpuBackend;
+
+/// Entries of a generator's window table for [`Backend::fixed_base_mul_g1`]:
+/// 32 windows of 8 bits, 256 entries each (the GPU crates' layout).
+pub const FIXED_BASE_TABLE_LEN: usize = crossgroth_cuda::FIXED_BASE_TABLE_LEN;
+const _: () = assert!(crossgroth_wgpu::FIXED_BASE_TABLE_LEN == FIXED_BASE_TABLE_LEN);
 pub use gpu::{
     AdapterChoice, CudaBackend, CudaOptions, DeviceApi, GpuBackend, WgpuBackend, WgpuOptions,
 };
@@ -194,10 +199,33 @@ pub trait Backend: Send + Sync {
         false
     }
 
-    /// Where a parameter setup for this backend's users can run its fixed-base
-    /// products (the host's cores unless the backend's device has kernels for it).
-    fn setup_device(&self) -> crate::groth16::SetupDevice {
-        crate::groth16::SetupDevice::Cpu
+    /// Whether this backend's device runs a parameter setup's fixed-base
+    /// products ([`Self::fixed_base_mul_g1`] and `_g2` answer Some).
+    fn has_setup_kernels(&self) -> bool {
+        false
+    }
+
+    /// `out[i] = scalars[i]·G` in affine form, G given by its window table of
+    /// [`FIXED_BASE_TABLE_LEN`] points (entry w·256 + b is b·2^(8w)·G): the
+    /// same points, bit for bit, as adding the entries on the host. None: the
+    /// backend has no kernels for it (the caller uses the host's cores).
+    fn fixed_base_mul_g1(
+        &self,
+        _table: &[crate::G1Affine],
+        _scalars: &[Scalar],
+        _out: &mut [crate::G1Affine],
+    ) -> Option<Result<()>> {
+        None
+    }
+
+    /// [`Self::fixed_base_mul_g1`] for G2.
+    fn fixed_base_mul_g2(
+        &self,
+        _table: &[crate::G2Affine],
+        _scalars: &[Scalar],
+        _out: &mut [crate::G2Affine],
+    ) -> Option<Result<()>> {
+        None
     }
 
     /// Keeps a set of bases where `placement` says and returns what the device

@@ -17,6 +17,7 @@ use rayon::prelude::*;
 
 use super::{Parameters, VerifyingKey};
 use crate::backend::cpu::ntt;
+use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::synthesis::{log_domain, RecordedShape};
 use crate::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -24,23 +25,24 @@ use crate::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 /// Called with (stage, done, total) as generation advances.
 pub type SetupProgress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
 
-/// Where a setup's fixed-base multiplications (every query point) run. The
-/// points are the same bit for bit on either.
-#[derive(Clone, Default)]
-pub enum SetupDevice {
-    /// The host's cores.
-    #[default]
-    Cpu,
-    /// A CUDA device (at Filecoin scale, hundreds of millions of products: the
-    /// host's cores would take most of an hour).
-    Cuda(Arc<crossgroth_cuda::CudaDevice>),
-}
-
 /// How a setup runs.
 #[derive(Clone, Default)]
 pub struct SetupOptions<'a> {
-    pub device: SetupDevice,
+    /// Where the fixed-base multiplications (every query point) and the
+    /// Lagrange NTT run: a backend whose device has setup kernels
+    /// ([`Backend::has_setup_kernels`]; at Filecoin scale, hundreds of
+    /// millions of products, which the host's cores would take most of an
+    /// hour for), or None for the host's cores. The points are the same bit
+    /// for bit either way.
+    pub device: Option<Arc<dyn Backend>>,
     pub progress: Option<SetupProgress<'a>>,
+}
+
+impl SetupOptions<'_> {
+    /// The backend that runs the products, where it has kernels for them.
+    fn device(&self) -> Option<&dyn Backend> {
+        self.device.as_deref().filter(|b| b.has_setup_kernels())
+    }
 }
 
 /// Generates random (insecure) parameters for `circuit`'s shape.
@@ -50,7 +52,7 @@ pub fn generate_random_parameters<C: Circuit<Scalar>, R: RngCore>(
     progress: Option<SetupProgress<'_>>,
 ) -> Result<Parameters> {
     let options = SetupOptions {
-        device: SetupDevice::Cpu,
+        device: None,
         progress,
     };
     generate_random_parameters_with(circuit, rng, &options)
@@ -133,15 +135,15 @@ struct FixedBase<A> {
 /// Window bits of the fixed-base table for `device` and a domain of `m`: a
 /// 16-bit table costs about a million additions to build, repaid from about
 /// 2^18 products on.
-fn window_bits(device: &SetupDevice, m: usize) -> usize {
+fn window_bits(device: Option<&dyn Backend>, m: usize) -> usize {
     match device {
-        SetupDevice::Cpu if m >= 1 << 18 => 16,
+        None if m >= 1 << 18 => 16,
         _ => 8,
     }
 }
 
 macro_rules! fixed_base {
-    ($proj:ty, $aff:ty, $raw:ty, $raw_proj:ty, $to_affine:path, $curve:ty) => {
+    ($proj:ty, $aff:ty, $raw:ty, $raw_proj:ty, $to_affine:path, $on_device:ident) => {
         impl FixedBase<$aff> {
             /// Affine copies of `p` with one inversion a batch: blst's batch
             /// conversion (identities stay identities); the group crate's
@@ -203,12 +205,13 @@ macro_rules! fixed_base {
                 acc
             }
 
-            /// k·G for every k, skipping the entries `keep` rejects, on `device`.
+            /// k·G for every k, skipping the entries `keep` rejects, on `device`
+            /// (the host's cores where None).
             fn mul_all(
                 &self,
                 scalars: &[Scalar],
                 keep: impl Fn(usize) -> bool + Sync,
-                device: &SetupDevice,
+                device: Option<&dyn Backend>,
             ) -> Result<Vec<$aff>> {
                 let chosen: Vec<&Scalar> = scalars
                     .iter()
@@ -217,49 +220,33 @@ macro_rules! fixed_base {
                     .map(|(_, s)| s)
                     .collect();
                 let mut out = identities::<$aff>(chosen.len());
-                match device {
-                    SetupDevice::Cpu => {
-                        out.par_chunks_mut(1 << 12)
-                            .zip(chosen.par_chunks(1 << 12))
-                            .for_each(|(o, s)| {
-                                let p: Vec<$proj> = s.iter().map(|s| self.mul(s)).collect();
-                                Self::to_affine(&p, o)
-                            });
+                if let Some(dev) = device {
+                    let owned: Vec<Scalar>;
+                    let scalars = if chosen.len() == scalars.len() {
+                        scalars
+                    } else {
+                        owned = chosen.iter().map(|s| **s).collect();
+                        &owned
+                    };
+                    drop(chosen);
+                    if let Some(done) = dev.$on_device(&self.table, scalars, &mut out) {
+                        done.map_err(|e| Error::Backend {
+                            backend: dev.name(),
+                            message: format!("setup: {e}"),
+                        })?;
+                        return Ok(out);
                     }
-                    SetupDevice::Cuda(dev) => {
-                        let owned: Vec<Scalar>;
-                        let scalars = if chosen.len() == scalars.len() {
-                            scalars
-                        } else {
-                            owned = chosen.iter().map(|s| **s).collect();
-                            &owned
-                        };
-                        drop(chosen);
-                        // SAFETY: blstrs' Scalar and affine points are repr(transparent)
-                        // over blst's types, which the device reads and writes.
-                        let (table, scalars, out) = unsafe {
-                            (
-                                std::slice::from_raw_parts(
-                                    self.table.as_ptr() as *const $raw,
-                                    self.table.len(),
-                                ),
-                                std::slice::from_raw_parts(
-                                    scalars.as_ptr() as *const blst::blst_fr,
-                                    scalars.len(),
-                                ),
-                                std::slice::from_raw_parts_mut(
-                                    out.as_mut_ptr() as *mut $raw,
-                                    out.len(),
-                                ),
-                            )
-                        };
-                        dev.fixed_base_mul::<$curve>(table, scalars, out)
-                            .map_err(|e| Error::Backend {
-                                backend: "cuda",
-                                message: format!("setup: {e}"),
-                            })?;
-                    }
+                    return Err(Error::Backend {
+                        backend: dev.name(),
+                        message: "setup: this backend has no fixed-base kernels".into(),
+                    });
                 }
+                out.par_chunks_mut(1 << 12)
+                    .zip(chosen.par_chunks(1 << 12))
+                    .for_each(|(o, s)| {
+                        let p: Vec<$proj> = s.iter().map(|s| self.mul(s)).collect();
+                        Self::to_affine(&p, o)
+                    });
                 Ok(out)
             }
         }
@@ -271,7 +258,7 @@ fixed_base!(
     blst::blst_p1_affine,
     blst::blst_p1,
     blst::blst_p1s_to_affine,
-    crossgroth_cuda::G1
+    fixed_base_mul_g1
 );
 fixed_base!(
     G2Projective,
@@ -279,7 +266,7 @@ fixed_base!(
     blst::blst_p2_affine,
     blst::blst_p2,
     blst::blst_p2s_to_affine,
-    crossgroth_cuda::G2
+    fixed_base_mul_g2
 );
 
 /// n affine identities, from zeroed pages (blst's identity is all zero bytes), so
@@ -301,7 +288,7 @@ pub(crate) fn generate_parameters(
     [alpha, beta, gamma, delta, tau]: [Scalar; 5],
     options: &SetupOptions<'_>,
 ) -> Result<Parameters> {
-    let device = &options.device;
+    let device = options.device();
     let report = |stage: &str, done: usize, total: usize| {
         if let Some(p) = options.progress {
             p(stage, done, total)
@@ -317,17 +304,8 @@ pub(crate) fn generate_parameters(
     let taus = ntt::powers(tau, Scalar::ONE, m);
     let mut lagrange = taus.clone();
     match device {
-        SetupDevice::Cpu => ntt::ntt(&mut lagrange, true)?,
-        SetupDevice::Cuda(dev) => {
-            // SAFETY: Scalar is repr(transparent) over blst_fr.
-            let raw = unsafe {
-                std::slice::from_raw_parts_mut(lagrange.as_mut_ptr() as *mut blst::blst_fr, m)
-            };
-            dev.ntt(raw, log, true).map_err(|e| Error::Backend {
-                backend: "cuda",
-                message: format!("setup: {e}"),
-            })?
-        }
+        None => ntt::ntt(&mut lagrange, true)?,
+        Some(dev) => dev.ntt(&mut lagrange, true)?,
     }
     let lagrange_s = started.elapsed().as_secs_f64();
     let qap = evaluate_qap(shape, &lagrange);

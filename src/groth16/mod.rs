@@ -15,7 +15,7 @@ mod verifier;
 pub use encoding::Digest;
 pub use generator::{
     generate_random_parameters, generate_random_parameters_for_shape,
-    generate_random_parameters_with, SetupDevice, SetupOptions, SetupProgress,
+    generate_random_parameters_with, SetupOptions, SetupProgress,
 };
 pub use params::{Parameters, ParamsLengths, ReadReport, SubgroupChecks, VerifyingKey};
 pub use proof::{Proof, PROOF_BYTES};

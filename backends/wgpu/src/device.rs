@@ -246,7 +246,12 @@ impl WgpuDevice {
             "fr_h_combine",
         ];
         let sort = ["msm_digits", "msm_hist", "msm_scan", "msm_scatter"];
-        let group = ["fq_mul_const", "msm_acc", "msm_acc_balanced"];
+        let group = [
+            "fq_mul_const",
+            "msm_acc",
+            "msm_acc_balanced",
+            "fixed_base_mul",
+        ];
         let all = (fr.iter().map(|&e| (Module::Fr, e)))
             .chain(sort.iter().map(|&e| (Module::Sort, e)))
             .chain(

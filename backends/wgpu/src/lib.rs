@@ -4,13 +4,15 @@
 //!
 //! The vocabulary is blst's `repr(C)` types and plain slices; nothing here
 //! knows Groth16. The MSM and its bases are written once, generic over the
-//! group ([`G1`], [`G2`]): [`WgpuDevice::upload`], then [`WgpuDevice::msm`].
+//! group ([`G1`], [`G2`]): [`WgpuDevice::upload`], then [`WgpuDevice::msm`];
+//! a Groth16 setup's fixed-base products are [`WgpuDevice::fixed_base_mul`].
 //! The crate reads no environment variables: [`Options`] carries every
 //! choice. Every entry point returns [`WgpuError`] and never panics; on a
 //! machine without an adapter [`WgpuDevice::new`] returns
 //! `WgpuError::Unavailable`. The WGSL lives in `shaders/` (ff/, ec/, msm/,
-//! ntt/), is embedded with `include_str!`, and is compiled once per backend,
-//! each pipeline on first use (or all at once with [`WgpuDevice::warm_up`]);
+//! ntt/, setup/), is embedded with `include_str!`, and is compiled once per
+//! backend, each pipeline on first use (or all at once with
+//! [`WgpuDevice::warm_up`]);
 //! `Options::pipeline_cache_dir` keeps the compiled pipelines on disk for
 //! the next process, where the adapter allows it.
 //!
@@ -30,12 +32,14 @@ mod msm_plan;
 mod ntt;
 mod ntt_chunks;
 mod pipeline_cache;
+mod setup;
 mod shaders;
 
 pub use crossgroth_gpu_host::{Curve, HostBases, G1, G2};
 pub use device::{Bases, Options, WgpuDevice};
 pub use error::WgpuError;
 pub use gpu::{AdapterChoice, AdapterInfo};
+pub use setup::FIXED_BASE_TABLE_LEN;
 
 /// Lists the usable adapters, or says why there are none.
 pub fn probe() -> Result<Vec<AdapterInfo>, WgpuError> {

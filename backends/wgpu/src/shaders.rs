@@ -10,7 +10,7 @@ pub(crate) enum Module {
     /// Pippenger's counting sort (no field code).
     Sort,
     /// A group's field (Fq; for G2 also Fq2), points, Pippenger's bucket
-    /// sums and reduction.
+    /// sums and reduction, fixed-base products.
     Curve(Group),
 }
 
@@ -37,6 +37,7 @@ pub const XYZZ: &str = include_str!("../../../shaders/ec/xyzz.wgsl");
 pub const NTT: &str = include_str!("../../../shaders/ntt/ntt.wgsl");
 pub const SORT: &str = include_str!("../../../shaders/msm/sort.wgsl");
 pub const PIPPENGER: &str = include_str!("../../../shaders/msm/pippenger.wgsl");
+pub const FIXED_BASE: &str = include_str!("../../../shaders/setup/fixed_base.wgsl");
 
 /// `{f}_ld_Bk` / `{f}_st_Bk` for the five storage buffers: a field element of
 /// `words` u32 at word offset `o` (straight-line, no loops).
@@ -102,7 +103,7 @@ pub(crate) fn source(m: Module, int64: bool) -> String {
                 Group::G1 => [G1].as_slice(),
                 Group::G2 => [FQ2, G2].as_slice(),
             });
-            parts.extend([&curve_acc[..], XYZZ, PIPPENGER]);
+            parts.extend([&curve_acc[..], XYZZ, PIPPENGER, FIXED_BASE]);
             parts.join("\n")
         }
     }

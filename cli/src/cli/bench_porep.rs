@@ -69,7 +69,7 @@ pub struct BenchPoRepArgs {
     /// every proof's r and s (so that two backends' bytes can be compared).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Where the parameters' fixed-base products run: cpu or cuda (the same
+    /// Where the parameters' fixed-base products run: cpu, cuda or wgpu (the same
     /// bytes either way). Default: the proving backend's device where it has
     /// setup kernels, else the CPU.
     #[arg(long, conflicts_with_all = ["witness_pass", "synthesis_only"])]
@@ -215,7 +215,7 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
         let stage = Stage::start("generating parameters (insecure, in memory)");
         let report = |what: &str, done: usize, total: usize| stage.step(what, done, total);
         let options = SetupOptions {
-            device: setup_backend.setup_device(),
+            device: Some(setup_backend.clone()),
             progress: Some(&report),
         };
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(args.seed);

@@ -33,7 +33,7 @@ pub(super) fn demo(circuit: CircuitSpec, backend: BackendKind) -> Result<()> {
         backend.device()
     );
     let t = Instant::now();
-    let params = Arc::new(generate(circuit, None, backend.setup_device())?);
+    let params = Arc::new(generate(circuit, None, Some(backend.clone()))?);
     println!(
         "  setup (insecure, random)  {:8.3} s",
         t.elapsed().as_secs_f64()

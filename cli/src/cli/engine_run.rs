@@ -127,7 +127,7 @@ pub fn run(args: EngineArgs) -> Result<()> {
             (params, Some(loaded.summary()))
         }
         None => (
-            super::setup::generate(args.circuit, None, backends[0].setup_device())?,
+            super::setup::generate(args.circuit, None, Some(backends[0].clone()))?,
             None,
         ),
     };

@@ -69,7 +69,7 @@ enum Command {
         /// Derive the toxic waste from this seed (reproducible, and even less secure).
         #[arg(long)]
         seed: Option<u64>,
-        /// Where the fixed-base products run: cpu or cuda (the same bytes either way).
+        /// Where the fixed-base products run: cpu, cuda or wgpu (the same bytes either way).
         #[arg(long, default_value = "cpu")]
         backend: BackendKind,
     },

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
-use crossgroth::backend::{open_backend_with, BackendKind};
+use std::sync::Arc;
+
+use crossgroth::backend::{open_backend_with, Backend, BackendKind};
 use crossgroth::circuits::CircuitSpec;
 use crossgroth::groth16::{self, Parameters};
 use rand_core::{OsRng, SeedableRng};
@@ -14,16 +16,15 @@ use super::output::Output;
 use super::progress::Stage;
 use super::{backend_flags, memory, output};
 
-/// Random parameters for `circuit`, their fixed-base products on `device`.
+/// Random parameters for `circuit`, their fixed-base products on `device`
+/// where it has kernels for them, else on the host's cores.
 pub(super) fn generate(
     circuit: CircuitSpec,
     seed: Option<u64>,
-    device: groth16::SetupDevice,
+    device: Option<Arc<dyn Backend>>,
 ) -> Result<Parameters> {
-    let on = match device {
-        groth16::SetupDevice::Cpu => "cpu",
-        groth16::SetupDevice::Cuda(_) => "cuda",
-    };
+    let device = device.filter(|b| b.has_setup_kernels());
+    let on = device.as_ref().map_or("cpu", |b| b.name());
     let stage = Stage::start(&format!("generating parameters for {circuit} on {on}"));
     let report = |what: &str, done: usize, total: usize| stage.step(what, done, total);
     let options = groth16::SetupOptions {
@@ -43,15 +44,19 @@ pub(super) fn generate(
     Ok(params)
 }
 
-/// Where `setup --backend` runs the fixed-base products.
-pub(super) fn setup_device(kind: BackendKind) -> Result<groth16::SetupDevice> {
-    match kind {
-        BackendKind::Cpu => Ok(groth16::SetupDevice::Cpu),
-        BackendKind::Cuda => {
-            Ok(open_backend_with(kind, backend_flags::backend_options())?.setup_device())
-        }
-        other => bail!("setup --backend {other}: parameters are generated on cpu or cuda"),
+/// Where `setup --backend` runs the fixed-base products (None: the host's cores).
+pub(super) fn setup_device(kind: BackendKind) -> Result<Option<Arc<dyn Backend>>> {
+    if kind == BackendKind::Cpu {
+        return Ok(None);
     }
+    let backend = open_backend_with(kind, backend_flags::backend_options())?;
+    if !backend.has_setup_kernels() {
+        bail!(
+            "setup --backend {kind}: {} has no setup kernels; parameters are generated on cpu, cuda or wgpu",
+            backend.name()
+        );
+    }
+    Ok(Some(backend))
 }
 
 /// Refuses a circuit whose parameters would not fit in memory.

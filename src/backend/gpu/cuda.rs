@@ -44,8 +44,16 @@ impl DeviceApi for cuda::CudaDevice {
             i.compute_capability.1
         )
     }
-    fn setup_device(device: &Arc<Self>) -> crate::groth16::SetupDevice {
-        crate::groth16::SetupDevice::Cuda(device.clone())
+    const SETUP: bool = true;
+    fn fixed_base_mul<C: Curve>(
+        &self,
+        table: &[C::Affine],
+        scalars: &[blst_fr],
+        out: &mut [C::Affine],
+    ) -> Option<Result<(), cuda::CudaError>> {
+        Some(cuda::CudaDevice::fixed_base_mul::<C>(
+            self, table, scalars, out,
+        ))
     }
     const STREAMS: bool = true;
     fn max_table_copies(&self) -> u32 {

@@ -25,9 +25,17 @@ pub trait DeviceApi: Send + Sync + 'static {
     /// rebuilds the context.
     fn is_fatal(e: &Self::Error) -> bool;
     fn describe(&self) -> String;
-    /// Where a setup can run its fixed-base products on this device.
-    fn setup_device(_device: &Arc<Self>) -> crate::groth16::SetupDevice {
-        crate::groth16::SetupDevice::Cpu
+    /// Whether the crate has kernels for a setup's fixed-base products.
+    const SETUP: bool = false;
+    /// A setup's fixed-base products on this device (the crates'
+    /// `fixed_base_mul`); None: the crate has no kernels for them.
+    fn fixed_base_mul<C: Curve>(
+        &self,
+        _table: &[C::Affine],
+        _scalars: &[blst_fr],
+        _out: &mut [C::Affine],
+    ) -> Option<Result<(), Self::Error>> {
+        None
     }
     /// Whether the crate can stream bases from host memory.
     const STREAMS: bool = false;

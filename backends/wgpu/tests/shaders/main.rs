@@ -21,3 +21,4 @@ mod field;
 mod large;
 mod msm;
 mod ntt;
+mod setup;
