@@ -121,10 +121,8 @@ impl<'a> MsmScalars<'a> {
 
 pub use cpu::CpuBackend;
 
-/// Entries of a generator's window table for [`Backend::fixed_base_mul_g1`]:
-/// 32 windows of 8 bits, 256 entries each (the GPU crates' layout).
-pub const FIXED_BASE_TABLE_LEN: usize = crossgroth_cuda::FIXED_BASE_TABLE_LEN;
-const _: () = assert!(crossgroth_wgpu::FIXED_BASE_TABLE_LEN == FIXED_BASE_TABLE_LEN);
+/// The window table's length [`Backend::fixed_base_mul_g1`] takes.
+pub use crossgroth_gpu_host::FIXED_BASE_TABLE_LEN;
 pub use gpu::{
     AdapterChoice, CudaBackend, CudaOptions, DeviceApi, GpuBackend, WgpuBackend, WgpuOptions,
 };

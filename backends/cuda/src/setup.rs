@@ -8,9 +8,7 @@ use blst::blst_fr;
 use crate::bases::{as_words, as_words_mut};
 use crate::{host, CudaDevice, CudaError, Curve, Layout};
 
-/// Entries of a generator's window table: 32 windows of 8 bits, 256 entries
-/// each (entry w·256 + b is b·2^(8w)·G).
-pub const FIXED_BASE_TABLE_LEN: usize = 32 * 256;
+pub use crossgroth_gpu_host::FIXED_BASE_TABLE_LEN;
 
 /// Scalars per launch: bounds the device memory of a call (2^24 G2 results are
 /// 3 GiB) while keeping each launch long against its transfers.

@@ -11,6 +11,11 @@ pub mod reference;
 
 pub use curve::{Curve, Group, G1, G2};
 
+/// Entries of a generator's window table for a setup's fixed-base products:
+/// 32 windows of 8 bits, 256 entries each (entry w·256 + b is b·2^(8w)·G).
+/// Both GPU crates' kernels read this layout.
+pub const FIXED_BASE_TABLE_LEN: usize = 32 * 256;
+
 /// MSM bases kept in host memory and shared with their owner (no copy is
 /// made): what a backend streams to its device, a window at a time, when
 /// they do not fit there. Both GPU crates take this one type.

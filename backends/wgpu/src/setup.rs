@@ -17,9 +17,7 @@ use crate::gpu::params;
 use crate::host;
 use crate::shaders::Module;
 
-/// Entries of a generator's window table: 32 windows of 8 bits, 256 entries
-/// each (entry w·256 + b is b·2^(8w)·G).
-pub const FIXED_BASE_TABLE_LEN: usize = 32 * 256;
+pub use crossgroth_gpu_host::FIXED_BASE_TABLE_LEN;
 
 /// Most scalars a pass: bounds the device buffers and the host's copy of a
 /// pass (2^20 G2 products are 384 MiB of XYZZ words) while keeping each pass
