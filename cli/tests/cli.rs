@@ -195,3 +195,46 @@ fn crosscheck_compares_every_backend_with_the_cpu() {
         assert!(out.contains("proof      match"), "{out}");
     }
 }
+
+/// `setup --backend wgpu` (lavapipe in CI) writes the parameter file and
+/// verifying key `--backend cpu` writes for the same seed, byte for byte.
+#[test]
+fn setup_on_wgpu_writes_the_cpu_backends_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for backend in ["cpu", "wgpu"] {
+        let params = format!("{backend}.params");
+        let vk = format!("{backend}.vk");
+        let (code, _, err) = crossgroth(
+            &[
+                "setup",
+                "--circuit",
+                "chain:8",
+                "--params",
+                &params,
+                "--vk",
+                &vk,
+                "--seed",
+                "9",
+                "--backend",
+                backend,
+            ],
+            d,
+        );
+        if backend == "wgpu"
+            && code != 0
+            && std::env::var("CROSSGROTH_REQUIRE_WGPU").as_deref() != Ok("1")
+        {
+            eprintln!("skipped: no wgpu adapter here ({err})");
+            return;
+        }
+        assert_eq!(code, 0, "{backend}: {err}");
+    }
+    for file in ["params", "vk"] {
+        assert_eq!(
+            std::fs::read(d.join(format!("cpu.{file}"))).unwrap(),
+            std::fs::read(d.join(format!("wgpu.{file}"))).unwrap(),
+            "{file}"
+        );
+    }
+}
