@@ -27,21 +27,8 @@ impl CudaDevice {
         out: &mut [C::Affine],
     ) -> Result<(), CudaError> {
         let layout = Layout::of::<C>()?;
-        if table.len() != FIXED_BASE_TABLE_LEN {
-            return Err(CudaError::InvalidInput(format!(
-                "a {} fixed-base table of {} points (it has {FIXED_BASE_TABLE_LEN})",
-                C::NAME,
-                table.len()
-            )));
-        }
-        if scalars.len() != out.len() {
-            return Err(CudaError::InvalidInput(format!(
-                "{} scalars for {} {} products",
-                scalars.len(),
-                out.len(),
-                C::NAME
-            )));
-        }
+        crossgroth_gpu_host::check_fixed_base(C::NAME, table.len(), scalars.len(), out.len())
+            .map_err(CudaError::InvalidInput)?;
         if scalars.is_empty() {
             return Ok(());
         }

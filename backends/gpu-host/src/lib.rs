@@ -16,6 +16,26 @@ pub use curve::{Curve, Group, G1, G2};
 /// Both GPU crates' kernels read this layout.
 pub const FIXED_BASE_TABLE_LEN: usize = 32 * 256;
 
+/// The checks both crates' `fixed_base_mul` make before any work, as the
+/// message of their invalid-input error: a table of [`FIXED_BASE_TABLE_LEN`]
+/// points and one output a scalar.
+pub fn check_fixed_base(
+    group: &str,
+    table_len: usize,
+    scalars: usize,
+    outputs: usize,
+) -> Result<(), String> {
+    if table_len != FIXED_BASE_TABLE_LEN {
+        return Err(format!(
+            "a {group} fixed-base table of {table_len} points (it has {FIXED_BASE_TABLE_LEN})"
+        ));
+    }
+    if scalars != outputs {
+        return Err(format!("{scalars} scalars for {outputs} {group} products"));
+    }
+    Ok(())
+}
+
 /// MSM bases kept in host memory and shared with their owner (no copy is
 /// made): what a backend streams to its device, a window at a time, when
 /// they do not fit there. Both GPU crates take this one type.

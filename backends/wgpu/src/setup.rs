@@ -136,21 +136,8 @@ impl WgpuDevice {
         scalars: &[blst_fr],
         out: &mut [C::Affine],
     ) -> Result<(), WgpuError> {
-        if table.len() != FIXED_BASE_TABLE_LEN {
-            return Err(WgpuError::InvalidInput(format!(
-                "a {} fixed-base table of {} points (it has {FIXED_BASE_TABLE_LEN})",
-                C::NAME,
-                table.len()
-            )));
-        }
-        if scalars.len() != out.len() {
-            return Err(WgpuError::InvalidInput(format!(
-                "{} scalars for {} {} products",
-                scalars.len(),
-                out.len(),
-                C::NAME
-            )));
-        }
+        crossgroth_gpu_host::check_fixed_base(C::NAME, table.len(), scalars.len(), out.len())
+            .map_err(WgpuError::InvalidInput)?;
         // The point types are blst's (else an error), before any work.
         affine_words::<C>(&[])?;
         if scalars.is_empty() {

@@ -45,16 +45,6 @@ impl DeviceApi for cuda::CudaDevice {
         )
     }
     const SETUP: bool = true;
-    fn fixed_base_mul<C: Curve>(
-        &self,
-        table: &[C::Affine],
-        scalars: &[blst_fr],
-        out: &mut [C::Affine],
-    ) -> Option<Result<(), cuda::CudaError>> {
-        Some(cuda::CudaDevice::fixed_base_mul::<C>(
-            self, table, scalars, out,
-        ))
-    }
     const STREAMS: bool = true;
     fn max_table_copies(&self) -> u32 {
         MAX_TABLE_COPIES

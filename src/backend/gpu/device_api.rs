@@ -160,6 +160,9 @@ macro_rules! forward_device_api {
         fn ntt(&self, data: &mut [blst_fr], log_n: u32, inverse: bool) -> Result<(), $e> {
             <$dev>::ntt(self, data, log_n, inverse)
         }
+        fn fixed_base_mul<C: Curve>(&self, table: &[C::Affine], scalars: &[blst_fr], out: &mut [C::Affine]) -> Option<Result<(), $e>> {
+            Some(<$dev>::fixed_base_mul::<C>(self, table, scalars, out))
+        }
         fn compute_h(&self, a: &[blst_fr], b: &[blst_fr], c: &[blst_fr], log_m: u32) -> Result<Vec<blst_fr>, $e> {
             <$dev>::compute_h(self, a, b, c, log_m)
         }

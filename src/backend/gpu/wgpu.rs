@@ -29,16 +29,6 @@ impl DeviceApi for wg::WgpuDevice {
     }
     const STREAMS: bool = true;
     const SETUP: bool = true;
-    fn fixed_base_mul<C: Curve>(
-        &self,
-        table: &[C::Affine],
-        scalars: &[blst_fr],
-        out: &mut [C::Affine],
-    ) -> Option<Result<(), wg::WgpuError>> {
-        Some(wg::WgpuDevice::fixed_base_mul::<C>(
-            self, table, scalars, out,
-        ))
-    }
     fn upload<C: MsmGroup>(
         &self,
         bases: &Arc<Vec<C::Base>>,
