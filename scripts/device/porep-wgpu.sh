@@ -8,11 +8,14 @@
 # first job pays the pipelines' compilation (a fresh cache directory).
 #
 #   carry .device (crossgroth, xz) and .gl (the Vulkan loader, see DEVICE.md)
-#   scripts/device/porep-wgpu.sh [SIZE [JOBS [SEED [BUDGET [TIMEOUT]]]]]   (32GiB 1 5 100GiB 560)
+#   scripts/device/porep-wgpu.sh [SIZE [JOBS [SEED [BUDGET [TIMEOUT [SETUP]]]]]]   (32GiB 1 5 100GiB 560 cuda)
+#
+# SETUP: the backend that generates the parameters (cuda, or wgpu to time
+# parameter generation on the portable backend; the same bytes either way).
 #
 # Logs and the cuda proofs go to $OUT (or ./device-logs).
 set -uo pipefail
-size="${1:-32GiB}" jobs="${2:-1}" seed="${3:-5}" budget="${4:-100GiB}" limit="${5:-560}"
+size="${1:-32GiB}" jobs="${2:-1}" seed="${3:-5}" budget="${4:-100GiB}" limit="${5:-560}" setup="${6:-cuda}"
 . "$(dirname "$0")/vulkan-env.sh"
 work=/tmp/porep-wgpu
 rm -rf "$work"
@@ -23,5 +26,5 @@ smi=$!
 trap 'kill $smi 2>/dev/null' EXIT
 echo "== [$(date -u +%H:%M:%S)] bench-porep $size, $jobs jobs, seed $seed: cuda, then wgpu" | tee -a "$out/porep-wgpu.log"
 RUST_LOG=info timeout "$limit" /usr/bin/time -v "$cg" filecoin bench-porep --sector-size "$size" \
-    --partitions 1 --jobs "$jobs" --backend cuda --compare-backend wgpu --seed "$seed" \
+    --partitions 1 --jobs "$jobs" --backend cuda --compare-backend wgpu --setup-backend "$setup" --seed "$seed" \
     --memory-budget "$budget" --proofs "$out/cuda-seed$seed.proofs" 2>&1 | tee -a "$out/porep-wgpu.log"
