@@ -30,12 +30,28 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// Resident memory once the allocator has handed back what earlier tests of
 /// this process freed, so that a level taken now is not lowered later.
 fn settled_rss() -> u64 {
-    // SAFETY: malloc_trim has no preconditions.
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    unsafe {
-        libc::malloc_trim(0);
+    let trimmed = || {
+        // SAFETY: malloc_trim has no preconditions.
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        unsafe {
+            libc::malloc_trim(0);
+        }
+        rss_anon()
+    };
+    // A test before this one in the process may still be freeing its server
+    // (threads ending, their last references dropped): a level read then
+    // would sink later by more than the margins these tests allow, so wait
+    // until two readings 100 ms apart agree within 1 MiB (at most 5 s).
+    let mut last = trimmed();
+    for _ in 0..50 {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = trimmed();
+        if now.abs_diff(last) < 1 << 20 {
+            return now.min(last);
+        }
+        last = now;
     }
-    rss_anon()
+    last
 }
 
 fn mib(b: u64) -> f64 {
