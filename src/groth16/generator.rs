@@ -229,17 +229,14 @@ macro_rules! fixed_base {
                         &owned
                     };
                     drop(chosen);
-                    if let Some(done) = dev.$on_device(&self.table, scalars, &mut out) {
-                        done.map_err(|e| Error::Backend {
-                            backend: dev.name(),
-                            message: format!("setup: {e}"),
-                        })?;
-                        return Ok(out);
-                    }
-                    return Err(Error::Backend {
+                    let failed = |message: String| Error::Backend {
                         backend: dev.name(),
-                        message: "setup: this backend has no fixed-base kernels".into(),
-                    });
+                        message: format!("setup: {message}"),
+                    };
+                    dev.$on_device(&self.table, scalars, &mut out)
+                        .ok_or_else(|| failed("this backend has no fixed-base kernels".into()))?
+                        .map_err(|e| failed(e.to_string()))?;
+                    return Ok(out);
                 }
                 out.par_chunks_mut(1 << 12)
                     .zip(chosen.par_chunks(1 << 12))

@@ -23,9 +23,10 @@ struct MsmOut {
 }
 
 /// The host's arithmetic on a group's points, for the fold of the device's
-/// window sums: blst's base field and point types, one impl a group, so that
-/// the conversion and the fold are written once.
-trait HostPoints: Curve {
+/// window sums and the setup's normalisation: blst's base field and point
+/// types, one impl a group, so that the conversion and the fold are written
+/// once.
+pub(crate) trait HostPoints: Curve {
     /// Fq or Fq2 (blst Montgomery form).
     type Fe: Copy;
     /// One field element from its 2 * FE_WORDS u32 words.
@@ -36,6 +37,9 @@ trait HostPoints: Curve {
     fn jacobian(x: Self::Fe, y: Self::Fe, z: Self::Fe) -> Self::Point;
     /// acc += p.
     fn add(acc: &mut Self::Point, p: &Self::Point);
+    /// `out[i]` = `points[i]` in affine form, with one batched inversion
+    /// (identities as (0, 0)).
+    fn to_affine(points: &[Self::Point], out: &mut [Self::Affine]);
 }
 
 impl HostPoints for G1 {
@@ -61,6 +65,15 @@ impl HostPoints for G1 {
     fn add(acc: &mut blst_p1, p: &blst_p1) {
         // SAFETY: valid points in; blst allows the output to alias an input.
         unsafe { blst_p1_add_or_double(acc, acc, p) }
+    }
+    fn to_affine(points: &[blst_p1], out: &mut [blst_p1_affine]) {
+        let n = points.len().min(out.len());
+        if n > 0 {
+            // blst walks a contiguous array when the second pointer is null.
+            let ptrs = [points.as_ptr(), std::ptr::null()];
+            // SAFETY: n points in one array, room for n affine points.
+            unsafe { blst_p1s_to_affine(out.as_mut_ptr(), ptrs.as_ptr(), n) };
+        }
     }
 }
 
@@ -90,10 +103,19 @@ impl HostPoints for G2 {
         // SAFETY: valid points in; blst allows the output to alias an input.
         unsafe { blst_p2_add_or_double(acc, acc, p) }
     }
+    fn to_affine(points: &[blst_p2], out: &mut [blst_p2_affine]) {
+        let n = points.len().min(out.len());
+        if n > 0 {
+            // blst walks a contiguous array when the second pointer is null.
+            let ptrs = [points.as_ptr(), std::ptr::null()];
+            // SAFETY: n points in one array, room for n affine points.
+            unsafe { blst_p2s_to_affine(out.as_mut_ptr(), ptrs.as_ptr(), n) };
+        }
+    }
 }
 
 /// XYZZ (blst Montgomery form) -> Jacobian: (X ZZ^2, Y ZZZ^2, ZZZ).
-fn of_xyzz<H: HostPoints>(w: &[u32]) -> H::Point {
+pub(crate) fn of_xyzz<H: HostPoints>(w: &[u32]) -> H::Point {
     let fw = 2 * H::FE_WORDS;
     let fe = |i: usize| H::fe(&w[i * fw..(i + 1) * fw]);
     let (x, y, zz, zzz) = (fe(0), fe(1), fe(2), fe(3));

@@ -9,12 +9,13 @@ use std::any::TypeId;
 use std::thread::ScopedJoinHandle;
 
 use blst::*;
-use crossgroth_gpu_host::{Curve, Group};
+use crossgroth_gpu_host::{Curve, Group, G1, G2};
 
 use crate::device::{affine_words, job, WgpuDevice};
 use crate::error::WgpuError;
 use crate::gpu::params;
 use crate::host;
+use crate::msm::{of_xyzz, HostPoints};
 use crate::shaders::Module;
 
 pub use crossgroth_gpu_host::FIXED_BASE_TABLE_LEN;
@@ -28,87 +29,21 @@ const MAX_CHUNK: usize = 1 << 20;
 /// than the batched inversion it saves.
 const MIN_PER_THREAD: usize = 1 << 10;
 
-/// blst's affine points of one group, made from the device's XYZZ words.
-trait Normalise: Copy + Send + 'static {
-    /// u32 words of one XYZZ point (four coordinates).
-    const XYZZ_WORDS: usize;
-    /// `out[i]` = the point of XYZZ words `words[i]` (blst's Montgomery form)
-    /// in affine form, the identity (ZZ = 0) as (0, 0): Jacobian
-    /// (X·ZZ², Y·ZZZ², ZZZ), then one batched inversion.
-    fn from_xyzz(words: &[u32], out: &mut [Self]);
-}
-
-macro_rules! normalise {
-    ($aff:ty, $proj:ty, $fe:ty, $fe_of:expr, $sqr:ident, $mul:ident, $to_affine:ident, $words:expr) => {
-        impl Normalise for $aff {
-            const XYZZ_WORDS: usize = $words;
-            fn from_xyzz(words: &[u32], out: &mut [Self]) {
-                let cw = $words / 4;
-                let fe: fn(&[u32]) -> $fe = $fe_of;
-                let points: Vec<$proj> = words
-                    .chunks_exact($words)
-                    .map(|w| {
-                        let c = |i: usize| fe(&w[i * cw..(i + 1) * cw]);
-                        let (x, y, zz, zzz) = (c(0), c(1), c(2), c(3));
-                        let mut p = <$proj>::default();
-                        let mut t = <$fe>::default();
-                        // SAFETY: valid field elements in, p's and t's out.
-                        unsafe {
-                            $sqr(&mut t, &zz);
-                            $mul(&mut p.x, &x, &t);
-                            $sqr(&mut t, &zzz);
-                            $mul(&mut p.y, &y, &t);
-                        }
-                        p.z = zzz;
-                        p
-                    })
-                    .collect();
-                let n = points.len().min(out.len());
-                if n == 0 {
-                    return;
-                }
-                // blst walks a contiguous array when the second pointer is null.
-                let ptrs = [points.as_ptr(), std::ptr::null()];
-                // SAFETY: n points in one array, room for n affine points.
-                unsafe { $to_affine(out.as_mut_ptr(), ptrs.as_ptr(), n) };
-            }
-        }
-    };
-}
-
-normalise!(
-    blst_p1_affine,
-    blst_p1,
-    blst_fp,
-    host::words_to_fp,
-    blst_fp_sqr,
-    blst_fp_mul,
-    blst_p1s_to_affine,
-    48
-);
-normalise!(
-    blst_p2_affine,
-    blst_p2,
-    blst_fp2,
-    |w| blst_fp2 {
-        fp: [host::words_to_fp(&w[..12]), host::words_to_fp(&w[12..])],
-    },
-    blst_fp2_sqr,
-    blst_fp2_mul,
-    blst_p2s_to_affine,
-    96
-);
-
-/// [`Normalise::from_xyzz`] on the host's cores, a piece of `out` each.
-fn normalise<A: Normalise>(words: &[u32], out: &mut [A]) {
+/// `out[i]` = the point of XYZZ words `words[i]` (blst's Montgomery form) in
+/// affine form, on the host's cores, a piece of `out` each.
+fn normalise<H: HostPoints>(words: &[u32], out: &mut [H::Affine]) {
+    let xyzz_words = 8 * H::FE_WORDS;
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(out.len().div_ceil(MIN_PER_THREAD))
         .max(1);
     let per = out.len().div_ceil(threads).max(1);
     std::thread::scope(|sc| {
-        for (o, w) in out.chunks_mut(per).zip(words.chunks(per * A::XYZZ_WORDS)) {
-            sc.spawn(move || A::from_xyzz(w, o));
+        for (o, w) in out.chunks_mut(per).zip(words.chunks(per * xyzz_words)) {
+            sc.spawn(move || {
+                let points: Vec<H::Point> = w.chunks_exact(xyzz_words).map(of_xyzz::<H>).collect();
+                H::to_affine(&points, o)
+            });
         }
     });
 }
@@ -148,11 +83,11 @@ impl WgpuDevice {
         match C::GROUP {
             Group::G1 => {
                 let out = as_blst::<C, blst_p1_affine>(out).ok_or_else(not_blst)?;
-                self.fixed_base::<C, _>(table, scalars, out)
+                self.fixed_base::<C, G1>(table, scalars, out)
             }
             Group::G2 => {
                 let out = as_blst::<C, blst_p2_affine>(out).ok_or_else(not_blst)?;
-                self.fixed_base::<C, _>(table, scalars, out)
+                self.fixed_base::<C, G2>(table, scalars, out)
             }
         }
     }
@@ -161,17 +96,16 @@ impl WgpuDevice {
     /// to the device in pieces of at most one binding, then each chunk of
     /// the scalars in one submission (their conversion to canonical form, a
     /// pass a piece of the table, the products' conversion to blst's form).
-    fn fixed_base<C: Curve, A: Normalise>(
+    fn fixed_base<C: Curve, H: HostPoints>(
         &self,
         table: &[C::Affine],
         scalars: &[blst_fr],
-        out: &mut [A],
+        out: &mut [H::Affine],
     ) -> Result<(), WgpuError> {
         let what = &format!("{} fixed-base products", C::NAME);
         let binding = self.ctx.binding;
         let pt_words = 8 * C::FE_WORDS;
         let pt_bytes = 4 * pt_words as u64;
-        debug_assert_eq!(pt_words, A::XYZZ_WORDS);
         let per_piece = (binding / C::AFFINE_BYTES as u64) as usize;
         // the scalars (32 bytes each) take less than their products
         let per = ((binding / pt_bytes) as usize).min(MAX_CHUNK);
@@ -249,7 +183,7 @@ impl WgpuDevice {
                 if let Some(h) = pending.take() {
                     join(h)?;
                 }
-                pending = Some(sc.spawn(move || normalise(&words, dst)));
+                pending = Some(sc.spawn(move || normalise::<H>(&words, dst)));
             }
             match pending {
                 Some(h) => join(h),
