@@ -724,3 +724,65 @@ fn an_unsatisfied_witness_found_on_the_device_fails_its_job_only() {
     assert_eq!(device.matrices_prepared(), 2);
     assert_drained(&engine);
 }
+
+/// On a device that stages witnesses, the next circuit of the same shape has
+/// its witness sent ahead while the current one runs, every staged witness is
+/// the one its H computation uses, and the proofs are the cpu backend's.
+#[test]
+fn witnesses_are_sent_ahead_while_the_previous_circuit_runs() {
+    use crossgroth::synthesis::RecordedShape;
+    let params = Arc::new(params_for(&spec("cubic"), 1));
+    let shape = Arc::new(RecordedShape::record(spec("cubic").blank()).unwrap().0);
+    let circuits: Vec<_> = (0..8).map(|s| spec("cubic").instance(s)).collect();
+    let again_circuits = circuits.clone();
+    let (r, s) = groth16::draw_randomness(circuits.len(), &mut rng(8));
+    let cpu_engine = Engine::start(config(1 << 30), cpu()).unwrap();
+    let direct = cpu_engine
+        .submit(
+            Job::new("direct", params.clone(), circuits.clone())
+                .with_randomness(r.clone(), s.clone()),
+        )
+        .unwrap()
+        .wait()
+        .unwrap();
+    // The device is the bound (its critical path takes 40 ms, synthesis far
+    // less), so circuits wait in its queue while one runs.
+    let device = Arc::new(
+        SimulatedDevice::new(Duration::from_millis(40))
+            .with_memory(8 << 30)
+            .with_matrices(1 << 10),
+    );
+    let engine = Engine::start(config(1 << 30), vec![device.clone()]).unwrap();
+    let recorded = engine
+        .submit(
+            Job::recorded("staged", params.clone(), shape.clone(), circuits).with_randomness(r, s),
+        )
+        .unwrap()
+        .wait()
+        .unwrap();
+    assert_eq!(recorded, direct);
+    let (staged, used) = device.witnesses_staged();
+    assert!(staged >= 4, "{staged} of 8 witnesses sent ahead");
+    assert_eq!(staged, used, "every witness sent ahead is used");
+    assert_drained(&engine);
+    assert_drained(&cpu_engine);
+    drop(engine);
+
+    // Turned off, none is.
+    let engine = Engine::start(
+        EngineConfig {
+            stage_witnesses: false,
+            ..config(1 << 30)
+        },
+        vec![device.clone()],
+    )
+    .unwrap();
+    let again = engine
+        .submit(Job::recorded("unstaged", params, shape, again_circuits))
+        .unwrap()
+        .wait()
+        .unwrap();
+    assert_eq!(again.len(), 8);
+    assert_eq!(device.witnesses_staged(), (staged, used));
+    assert_drained(&engine);
+}

@@ -14,7 +14,7 @@ use blst::blst_fr;
 
 use super::{
     cpu, Backend, Bases, BasesRef, DeviceBases, DeviceMatrices, DeviceWitness, Group, HostBases,
-    MsmGroup, MsmInput, MsmScalars, Placement, Sums, WitnessH, G1, G2,
+    MsmGroup, MsmInput, MsmScalars, Placement, StagedWitness, Sums, WitnessH, G1, G2,
 };
 use crate::error::{Error, Result};
 use crate::synthesis::RecordedShape;
@@ -404,18 +404,48 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         }
     }
 
+    fn stages_witnesses(&self) -> bool {
+        D::STAGES_WITNESSES
+    }
+
+    fn stage_witness(
+        &self,
+        matrices: &DeviceMatrices,
+        input: &[Scalar],
+        aux: &[Scalar],
+    ) -> Result<Option<StagedWitness>> {
+        let (inner, generation) = self.current();
+        let resident: &Arc<dyn Any + Send + Sync> =
+            self.resident_as(Some(&matrices.device), generation, "constraint matrices")?;
+        match inner.stage_witness(resident.as_ref(), fr(input), fr(aux)) {
+            None => Ok(None),
+            Some(Err(e)) => Err(self.fail(e, generation)),
+            Some(Ok(device)) => Ok(Some(StagedWitness {
+                device,
+                backend: D::NAME,
+                generation,
+            })),
+        }
+    }
+
     fn compute_h_from_witness(
         &self,
         matrices: &DeviceMatrices,
         input: &[Scalar],
         aux: &[Scalar],
+        staged: Option<StagedWitness>,
         check: bool,
     ) -> Result<WitnessH> {
         let (inner, generation) = self.current();
         let resident: &Arc<dyn Any + Send + Sync> =
             self.resident_as(Some(&matrices.device), generation, "constraint matrices")?;
         let log = crate::synthesis::log_domain(matrices.rows)?;
-        match inner.witness_h(resident.as_ref(), fr(input), fr(aux), log, check) {
+        // A witness staged by another backend or a context since rebuilt is
+        // dropped, and this one uploaded again.
+        let staged = staged
+            .filter(|w| w.backend == D::NAME && w.generation == generation)
+            .map(|w| w.device);
+        match inner.witness_h(resident.as_ref(), fr(input), fr(aux), staged, log, check) {
             None => Err(super::abc_on_the_host(D::NAME)),
             Some(Err(e)) => Err(self.fail(e, generation)),
             Some(Ok(Err(row))) => Ok(WitnessH::Unsatisfied(row)),

@@ -47,6 +47,23 @@ pub enum WitnessH {
     Unsatisfied(usize),
 }
 
+/// A witness-only proof's input and aux sent to a device ahead of its H
+/// ([`Backend::stage_witness`]), while the previous proof's kernels run there;
+/// [`Backend::compute_h_from_witness`] takes it in place of an upload.
+/// Dropping it frees the device memory.
+pub struct StagedWitness {
+    pub(crate) device: Box<dyn std::any::Any + Send + Sync>,
+    /// The backend and device context that hold it.
+    pub(crate) backend: &'static str,
+    pub(crate) generation: u64,
+}
+
+impl std::fmt::Debug for StagedWitness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StagedWitness({})", self.backend)
+    }
+}
+
 /// Which of a proof's vectors held on a device an MSM reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WitnessPart {
@@ -301,15 +318,39 @@ pub trait Backend: Send + Sync {
     /// the first row whose a·b ≠ c instead, where there is one. A backend
     /// whose MSMs read device scalars keeps H there with the witness
     /// ([`WitnessH::OnDevice`]).
+    ///
+    /// `staged`: the same witness sent ahead by [`Backend::stage_witness`] on
+    /// this backend, used instead of uploading `input` and `aux` again.
     fn compute_h_from_witness(
         &self,
         matrices: &DeviceMatrices,
         input: &[Scalar],
         aux: &[Scalar],
+        staged: Option<StagedWitness>,
         check: bool,
     ) -> Result<WitnessH> {
-        let _ = (matrices, input, aux, check);
+        let _ = (matrices, input, aux, staged, check);
         Err(abc_on_the_host(self.name()))
+    }
+
+    /// Whether [`Backend::stage_witness`] sends witnesses ahead (the device
+    /// then holds one more witness beside a proof's working buffers).
+    fn stages_witnesses(&self) -> bool {
+        false
+    }
+
+    /// Sends a witness of `matrices`' shape to the device without waiting for
+    /// the work other threads run there, so that a caller can upload the next
+    /// proof's witness while the current one's MSMs run; returns once it is
+    /// on the device. None where the backend does not stage witnesses.
+    fn stage_witness(
+        &self,
+        matrices: &DeviceMatrices,
+        input: &[Scalar],
+        aux: &[Scalar],
+    ) -> Result<Option<StagedWitness>> {
+        let _ = (matrices, input, aux);
+        Ok(None)
     }
 
     /// Several MSMs over one set of prepared bases (call it through [`Msm::msm`]).

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::{
     Backend, Bases, BasesRef, CpuBackend, DeviceBases, DeviceMatrices, HostBases, MsmInput,
-    Placement, Sums, WitnessH, G1, G2,
+    Placement, StagedWitness, Sums, WitnessH, G1, G2,
 };
 use crate::error::{Error, Result};
 use crate::synthesis::RecordedShape;
@@ -54,6 +54,9 @@ pub struct SimulatedDevice {
     /// many shapes' matrices it was given.
     matrices_bytes: Option<usize>,
     matrices_prepared: AtomicUsize,
+    /// Witnesses sent ahead, and how many of them an H computation used.
+    staged: AtomicUsize,
+    staged_used: AtomicUsize,
 }
 
 impl SimulatedDevice {
@@ -76,6 +79,8 @@ impl SimulatedDevice {
             in_use: AtomicUsize::new(0),
             matrices_bytes: None,
             matrices_prepared: AtomicUsize::new(0),
+            staged: AtomicUsize::new(0),
+            staged_used: AtomicUsize::new(0),
         }
     }
 
@@ -89,6 +94,26 @@ impl SimulatedDevice {
     /// How many shapes' matrices it was given.
     pub fn matrices_prepared(&self) -> usize {
         self.matrices_prepared.load(Ordering::Acquire)
+    }
+
+    /// The shape whose matrices this device prepared as `matrices`.
+    fn shape_of<'a>(&self, matrices: &'a DeviceMatrices) -> Result<&'a RecordedShape> {
+        match matrices.device.downcast_ref::<(usize, RecordedShape)>() {
+            Some((id, shape)) if *id == self.id => Ok(shape),
+            _ => Err(Error::Backend {
+                backend: "simulated",
+                message: format!("matrices not prepared by device {}", self.id),
+            }),
+        }
+    }
+
+    /// Witnesses sent ahead of their H (a device with matrices stages them, as
+    /// the cuda backend does), and how many of them were used.
+    pub fn witnesses_staged(&self) -> (usize, usize) {
+        (
+            self.staged.load(Ordering::Acquire),
+            self.staged_used.load(Ordering::Acquire),
+        )
     }
 
     /// A device that can stream bases from host memory (like the cuda backend).
@@ -290,22 +315,47 @@ impl Backend for SimulatedDevice {
             rows: shape.num_rows(),
         })
     }
+    fn stages_witnesses(&self) -> bool {
+        self.matrices_bytes.is_some()
+    }
+    fn stage_witness(
+        &self,
+        matrices: &DeviceMatrices,
+        input: &[Scalar],
+        aux: &[Scalar],
+    ) -> Result<Option<StagedWitness>> {
+        self.shape_of(matrices)?;
+        self.staged.fetch_add(1, Ordering::AcqRel);
+        Ok(Some(StagedWitness {
+            device: Box::new((self.id, input.len(), aux.len())),
+            backend: "simulated",
+            generation: 0,
+        }))
+    }
     fn compute_h_from_witness(
         &self,
         matrices: &DeviceMatrices,
         input: &[Scalar],
         aux: &[Scalar],
+        staged: Option<StagedWitness>,
         check: bool,
     ) -> Result<WitnessH> {
-        let shape = match matrices.device.downcast_ref::<(usize, RecordedShape)>() {
-            Some((id, shape)) if *id == self.id => shape,
-            _ => {
-                return Err(Error::Backend {
-                    backend: "simulated",
-                    message: format!("matrices not prepared by device {}", self.id),
-                })
+        let shape = self.shape_of(matrices)?;
+        if let Some(w) = staged {
+            // A witness staged elsewhere, or for another witness, is a bug the
+            // engine's tests must see.
+            match w.device.downcast_ref::<(usize, usize, usize)>() {
+                Some(&(id, i, a)) if id == self.id && (i, a) == (input.len(), aux.len()) => {
+                    self.staged_used.fetch_add(1, Ordering::AcqRel);
+                }
+                _ => {
+                    return Err(Error::Backend {
+                        backend: "simulated",
+                        message: format!("a staged witness that device {} did not stage", self.id),
+                    })
+                }
             }
-        };
+        }
         let [mut a, mut b, mut c] = shape.evaluate(input, aux);
         if check {
             if let Some(row) = (0..a.len()).find(|&i| a[i] * b[i] != c[i]) {

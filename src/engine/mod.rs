@@ -86,6 +86,11 @@ pub struct EngineConfig {
     /// plot. A daemon keeps a few thousand, so that nothing it records grows
     /// with the proofs it has made.
     pub kept_samples: usize,
+    /// Send the next circuit's witness to its device while the current one's
+    /// MSMs run there, on backends that can (cuda), so that the upload is off
+    /// the device's critical path (default on). The device then holds one
+    /// more witness, which placement leaves room for.
+    pub stage_witnesses: bool,
 }
 
 impl Default for EngineConfig {
@@ -101,6 +106,7 @@ impl Default for EngineConfig {
             tune_allocator: true,
             evict_idle_sets_after: None,
             kept_samples: 100_000,
+            stage_witnesses: true,
         }
     }
 }

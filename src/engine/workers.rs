@@ -14,6 +14,7 @@ use super::job::JobState;
 use super::memory::{resident_anon_bytes, SAMPLE_EVERY};
 use super::shared::{assignment_bytes, Charge, Shared};
 use super::tasks::{DeviceTask, Disposal, FinalTask, SynthTask};
+use crate::backend::StagedWitness;
 use crate::error::Error;
 use crate::groth16::steps;
 use crate::groth16::{prepare_verifying_key, verify_proofs_batch, Proof};
@@ -215,17 +216,23 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
         }
     }
     let mut failures = 0;
+    // The next circuit, taken from the queue while the current one ran, with
+    // its witness where it was sent ahead to the device.
+    let mut ahead: Option<(DeviceTask, Option<StagedWitness>)> = None;
     loop {
-        let task = {
-            let mut dq = s.device_queue.lock().unwrap();
-            loop {
-                if let Some(t) = dq.pop() {
-                    break t;
+        let (task, staged) = match ahead.take() {
+            Some(a) => unless_outranked(&s, a),
+            None => {
+                let mut dq = s.device_queue.lock().unwrap();
+                loop {
+                    if let Some(t) = dq.pop() {
+                        break (t, None);
+                    }
+                    if s.stop.load(Ordering::Acquire) {
+                        return;
+                    }
+                    dq = s.device_cv.wait(dq).unwrap();
                 }
-                if s.stop.load(Ordering::Acquire) {
-                    return;
-                }
-                dq = s.device_cv.wait(dq).unwrap();
             }
         };
         s.device_cv.notify_all();
@@ -269,6 +276,7 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
         let pending = steps::Pending {
             matrices: matrices.as_deref(),
             check: job.checked,
+            staged,
         };
         let began = Instant::now();
         let backend = s.backends[d].as_ref();
@@ -281,13 +289,32 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
         } else {
             [&asg.a, &asg.b, &asg.c].into_iter().map(scalar_bytes).sum()
         };
-        let result = steps::g1_side(backend, &prepared, &mut asg, pending, &mut |v: Vec<
-            Scalar,
-        >| {
-            let bytes = scalar_bytes(&v).min(in_charge);
-            in_charge -= bytes;
-            s.dispose(v, bytes, &charge)
+        // The next circuit of the same shape, if one waits, has its witness
+        // sent to the device while this one's MSMs run there.
+        let next = matrices
+            .as_ref()
+            .filter(|_| s.config.stage_witnesses && backend.stages_witnesses())
+            .and_then(|m| Some((m, next_of_shape(&s, &job, &asg)?)));
+        let result = std::thread::scope(|scope| {
+            let staging = next
+                .as_ref()
+                .map(|(m, next)| scope.spawn(move || stage(backend, m, next, d)));
+            let result = steps::g1_side(
+                backend,
+                &prepared,
+                &mut asg,
+                pending,
+                &mut |v: Vec<Scalar>| {
+                    let bytes = scalar_bytes(&v).min(in_charge);
+                    in_charge -= bytes;
+                    s.dispose(v, bytes, &charge)
+                },
+            );
+            let staged = staging.and_then(|h| h.join().ok().flatten());
+            (result, staged)
         });
+        let (result, staged) = result;
+        ahead = next.map(|(_, t)| (t, staged));
         *s.devices[d].running.lock().unwrap() = None;
         {
             // Device events where the backend records them, else the host clock.
@@ -342,12 +369,75 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
                 s.forget_prepared(d);
                 failures += 1;
                 if lost || failures >= RETIRE_AFTER_FAILURES {
+                    // The circuit taken ahead goes back for another device.
+                    if let Some((t, _)) = ahead.take() {
+                        s.device_queue.lock().unwrap().push(t);
+                    }
                     s.retire_device(d, &reason);
                     return;
                 }
             }
         }
     }
+}
+
+/// The queue's next circuit, taken now, where it is a witness-only one of the
+/// same parameters and shape as `asg` (its witness can then be staged on the
+/// matrices already placed) and nothing outranks it.
+fn next_of_shape(s: &Shared, job: &Arc<JobState>, asg: &Assignment) -> Option<DeviceTask> {
+    let shape = asg.pending.as_ref()?;
+    let mut dq = s.device_queue.lock().unwrap();
+    let head = dq.peek()?;
+    let same = Arc::ptr_eq(&head.job.params, &job.params)
+        && head.asg.pending.as_ref() == Some(shape)
+        && !head.job.is_cancelled();
+    if !same {
+        return None;
+    }
+    let task = dq.pop();
+    drop(dq);
+    s.device_cv.notify_all();
+    task
+}
+
+/// `task`'s witness sent ahead to device `d`; None where that failed (it is
+/// then uploaded with its H, and a device fault shows there).
+fn stage(
+    backend: &dyn crate::backend::Backend,
+    matrices: &crate::backend::DeviceMatrices,
+    task: &DeviceTask,
+    d: usize,
+) -> Option<StagedWitness> {
+    let staged = catch_unwind(AssertUnwindSafe(|| {
+        backend.stage_witness(matrices, &task.asg.input, &task.asg.aux)
+    }));
+    match staged {
+        Ok(Ok(w)) => w,
+        Ok(Err(e)) => {
+            log::warn!("device {d}: a witness not sent ahead ({e}); it goes up with its H");
+            None
+        }
+        Err(_) => {
+            log::warn!("device {d}: sending a witness ahead panicked; it goes up with its H");
+            None
+        }
+    }
+}
+
+/// The circuit taken ahead, unless one of higher priority came since: that
+/// one runs first, and the one taken ahead goes back to the queue (its staged
+/// witness freed).
+fn unless_outranked(
+    s: &Shared,
+    (task, staged): (DeviceTask, Option<StagedWitness>),
+) -> (DeviceTask, Option<StagedWitness>) {
+    let mut dq = s.device_queue.lock().unwrap();
+    if dq.peek().is_some_and(|head| *head > task) {
+        dq.push(task);
+        let head = dq.pop().expect("the queue holds the task just pushed");
+        return (head, None);
+    }
+    (task, staged)
 }
 
 fn next<T>(s: &Shared, rx: &Receiver<T>) -> Option<T> {

@@ -238,8 +238,14 @@ impl DevicePlacement {
 }
 
 /// Device bytes one proof needs beside the bases: a, b, c, H and scratch of
-/// the H computation, and the largest MSM's working buffers.
+/// the H computation, and the largest MSM's working buffers; and where the
+/// backend stages witnesses, the next proof's witness sent ahead.
 fn working_bytes(backend: &dyn Backend, params: &Parameters) -> usize {
+    let staged = if backend.stages_witnesses() {
+        (params.vk.ic.len() + params.l.len()) * std::mem::size_of::<Scalar>()
+    } else {
+        0
+    };
     let largest = [
         params.h.len(),
         params.l.len(),
@@ -250,7 +256,9 @@ fn working_bytes(backend: &dyn Backend, params: &Parameters) -> usize {
     .into_iter()
     .max()
     .unwrap_or(0);
-    6 * (params.h.len() + 1) * std::mem::size_of::<Scalar>() + backend.msm_scratch_bytes(largest)
+    6 * (params.h.len() + 1) * std::mem::size_of::<Scalar>()
+        + backend.msm_scratch_bytes(largest)
+        + staged
 }
 
 /// Device bytes the engine may still fill beside `held`: its own share of the

@@ -17,7 +17,7 @@ use group::Curve as _;
 use super::{Parameters, Proof, VerifyingKey};
 use crate::backend::{
     Backend, CpuBackend, DeviceMatrices, DeviceWitness, G1Bases, G2Bases, Msm, MsmInput,
-    MsmScalars, Placement, WitnessH, WitnessPart, G2,
+    MsmScalars, Placement, StagedWitness, WitnessH, WitnessPart, G2,
 };
 use crate::error::{Error, Result};
 use crate::synthesis::{check_witness, Assignment};
@@ -128,13 +128,14 @@ pub struct G1Side {
 
 /// What the critical path does with a witness-only assignment (one whose a,
 /// b and c are [pending](crate::synthesis::Assignment::pending)).
-#[derive(Clone, Copy)]
 pub struct Pending<'a> {
     /// Its shape's constraint matrices on this backend's device: a, b and c
     /// are computed there. None: on the host.
     pub matrices: Option<&'a DeviceMatrices>,
     /// Whether every row is checked (a·b = c) once a, b and c exist.
     pub check: bool,
+    /// Its witness, already sent to the device ([`Backend::stage_witness`]).
+    pub staged: Option<StagedWitness>,
 }
 
 impl Default for Pending<'_> {
@@ -142,6 +143,7 @@ impl Default for Pending<'_> {
         Pending {
             matrices: None,
             check: true,
+            staged: None,
         }
     }
 }
@@ -164,7 +166,14 @@ pub fn g1_side(
     dispose: &mut dyn FnMut(Vec<Scalar>),
 ) -> Result<G1Side> {
     let mut side = None;
+    let mut pending = Some(pending);
     let device = backend.device_time(&mut || {
+        let pending = pending.take().ok_or_else(|| {
+            Error::Invalid(format!(
+                "the {} backend ran a proof's critical path twice",
+                backend.name()
+            ))
+        })?;
         side = Some(compose_g1_side(backend, prepared, asg, pending, dispose)?);
         Ok(())
     })?;
@@ -213,9 +222,10 @@ fn h_from_witness(
     backend: &dyn Backend,
     matrices: &DeviceMatrices,
     asg: &Assignment,
+    staged: Option<StagedWitness>,
     check: bool,
 ) -> Result<ComputedH> {
-    match backend.compute_h_from_witness(matrices, &asg.input, &asg.aux, check)? {
+    match backend.compute_h_from_witness(matrices, &asg.input, &asg.aux, staged, check)? {
         WitnessH::H(h) => Ok(ComputedH::Host(h)),
         WitnessH::OnDevice(w) => Ok(ComputedH::Device(w)),
         WitnessH::Unsatisfied(row) => Err(match &asg.pending {
@@ -246,7 +256,7 @@ fn compose_g1_side(
     let mut times = StageTimes::default();
     let mut lap = Lap::start();
     let h = match matrices {
-        Some(m) => h_from_witness(backend, m, asg, pending.check)?,
+        Some(m) => h_from_witness(backend, m, asg, pending.staged, pending.check)?,
         None => {
             let mut h = std::mem::take(&mut asg.a);
             let mut b = std::mem::take(&mut asg.b);
@@ -316,7 +326,7 @@ fn host_g1_side(
     // H from the witness first where the backend holds the matrices, so that
     // an unsatisfied row stops the proof before any MSM.
     let (mut h, h_from_matrices_secs) = match matrices {
-        Some(m) => match timed(|| h_from_witness(backend, m, asg, check)) {
+        Some(m) => match timed(|| h_from_witness(backend, m, asg, None, check)) {
             (Ok(ComputedH::Host(h)), secs) => (h, Some(secs)),
             (Ok(ComputedH::Device(w)), _) => {
                 return Err(Error::Invalid(format!(

@@ -371,7 +371,15 @@ impl CudaDevice {
     pub(crate) fn copy_lane(
         &self,
     ) -> Result<std::sync::MutexGuard<'_, Option<CopyLane>>, CudaError> {
-        let mut lane = self.copy_lane.lock().unwrap_or_else(|p| p.into_inner());
+        self.lane(&self.copy_lane)
+    }
+
+    /// The lane in `slot`, created on first use.
+    pub(crate) fn lane<'a>(
+        &'a self,
+        slot: &'a std::sync::Mutex<Option<CopyLane>>,
+    ) -> Result<std::sync::MutexGuard<'a, Option<CopyLane>>, CudaError> {
+        let mut lane = slot.lock().unwrap_or_else(|p| p.into_inner());
         if lane.is_none() {
             let stream = self
                 .ctx

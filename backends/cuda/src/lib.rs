@@ -231,6 +231,9 @@ pub struct CudaDevice {
     stream: Arc<CudaStream>,
     /// Uploads streamed bases beside the kernels (see bases.rs).
     copy_lane: Mutex<Option<bases::CopyLane>>,
+    /// Uploads the next proof's witness beside the current one's kernels (see
+    /// witness.rs).
+    witness_lane: Mutex<Option<bases::CopyLane>>,
     /// The options it was opened with; `msm` is stale (see `msm_options`).
     options: CudaOptions,
     /// The MSM options now (set_msm_options changes them).
@@ -288,7 +291,7 @@ pub use field::{FqBuffer, InverseMethod};
 pub use matrices::{ConstraintMatrices, CsrMatrix, AUX_COLUMN};
 pub use ntt::FrBuffer;
 pub use setup::FIXED_BASE_TABLE_LEN;
-pub use witness::{DeviceWitness, WitnessPart};
+pub use witness::{DeviceWitness, StagedWitness, WitnessPart};
 
 use transfer::Staging;
 
@@ -451,6 +454,7 @@ impl CudaDevice {
             ctx,
             stream,
             copy_lane: Mutex::new(None),
+            witness_lane: Mutex::new(None),
             msm_options: RwLock::new(options.msm.clone()),
             options,
             _module: module,

@@ -118,6 +118,46 @@ pub(crate) fn par_copy(dst: &mut [u64], src: &[u64], threads: usize) {
     });
 }
 
+/// `src` in a fresh buffer of `stream`'s, at least `min_len` words long (zero
+/// past src): through `staging`'s pinned buffers where given and the copy is
+/// large, else as a plain copy. Returns once the copy is queued.
+pub(crate) fn upload_on(
+    stream: &Arc<CudaStream>,
+    staging: Option<&mut Staging>,
+    src: &[u64],
+    min_len: usize,
+    what: &str,
+) -> Result<CudaSlice<u64>, CudaError> {
+    let total = min_len.max(src.len());
+    match staging {
+        Some(st) if src.len() >= STAGED_MIN_WORDS => {
+            // SAFETY: src's words are copied in below and the rest zeroed.
+            let mut dst = unsafe { stream.alloc::<u64>(total) }
+                .map_err(|e| CudaError::alloc(what, total * 8, e))?;
+            st.upload(stream, src, &mut dst.slice_mut(0..src.len()))?;
+            if total > src.len() {
+                let mut tail = dst.slice_mut(src.len()..total);
+                stream
+                    .memset_zeros(&mut tail)
+                    .map_err(|e| CudaError::driver(what, e))?;
+            }
+            Ok(dst)
+        }
+        _ => {
+            let mut dst = stream
+                .alloc_zeros::<u64>(total.max(1))
+                .map_err(|e| CudaError::alloc(what, total * 8, e))?;
+            if !src.is_empty() {
+                let mut view = dst.slice_mut(0..src.len());
+                stream
+                    .memcpy_htod(src, &mut view)
+                    .map_err(|e| CudaError::driver(what, e))?;
+            }
+            Ok(dst)
+        }
+    }
+}
+
 impl CudaDevice {
     pub(crate) fn upload_u64(&self, v: &[u64], what: &str) -> Result<CudaSlice<u64>, CudaError> {
         if v.is_empty() {
@@ -148,31 +188,11 @@ impl CudaDevice {
         min_len: usize,
         what: &str,
     ) -> Result<CudaSlice<u64>, CudaError> {
-        let total = min_len.max(src.len());
         if src.len() < STAGED_MIN_WORDS {
-            let mut dst = self
-                .stream
-                .alloc_zeros::<u64>(total.max(1))
-                .map_err(|e| CudaError::alloc(what, total * 8, e))?;
-            if !src.is_empty() {
-                let mut view = dst.slice_mut(0..src.len());
-                self.stream
-                    .memcpy_htod(src, &mut view)
-                    .map_err(|e| CudaError::driver(what, e))?;
-            }
-            return Ok(dst);
+            return upload_on(&self.stream, None, src, min_len, what);
         }
-        let mut dst = self.alloc_u64(total, what)?;
         let mut guard = self.ensure_staging()?;
-        let st = guard.as_mut().expect("staging initialised");
-        st.upload(&self.stream, src, &mut dst.slice_mut(0..src.len()))?;
-        if total > src.len() {
-            let mut tail = dst.slice_mut(src.len()..total);
-            self.stream
-                .memset_zeros(&mut tail)
-                .map_err(|e| CudaError::driver(what, e))?;
-        }
-        Ok(dst)
+        upload_on(&self.stream, guard.as_mut(), src, min_len, what)
     }
 
     pub(crate) fn upload_large(

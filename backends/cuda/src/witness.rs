@@ -4,12 +4,15 @@
 //!
 //! At Filecoin scale each of these vectors is gigabytes: sending the aux once
 //! instead of once per MSM, and never bringing H back to the host, saves most
-//! of a partition's transfers.
+//! of a partition's transfers. A witness can also be staged: sent ahead on a
+//! stream of its own while the previous proof's kernels run, so that its
+//! upload is off the device's critical path.
 
 use blst::blst_fr;
 use cudarc::driver::CudaSlice;
 
 use crate::ntt::{Evaluations, HOutcome};
+use crate::transfer::upload_on;
 use crate::{host, ConstraintMatrices, CudaDevice, CudaError};
 
 /// Which of a [`DeviceWitness`]'s vectors an MSM reads.
@@ -52,7 +55,39 @@ impl DeviceWitness {
     }
 }
 
+/// A witness sent to the device ahead of its H ([`CudaDevice::stage_witness`]),
+/// for [`CudaDevice::witness_h_staged`]. Dropping it frees the device memory.
+pub struct StagedWitness {
+    input: CudaSlice<u64>,
+    inputs: usize,
+    aux: CudaSlice<u64>,
+    aux_len: usize,
+}
+
+impl StagedWitness {
+    /// Device bytes it holds.
+    pub fn bytes(&self) -> usize {
+        (self.inputs + self.aux_len) * 32
+    }
+}
+
 impl CudaDevice {
+    /// Refuses a witness whose variable counts are not the matrices'.
+    fn check_witness(
+        matrices: &ConstraintMatrices,
+        inputs: usize,
+        aux_len: usize,
+    ) -> Result<(), CudaError> {
+        let (want_inputs, want_aux) = matrices.variables();
+        if inputs != want_inputs || aux_len != want_aux {
+            return Err(CudaError::InvalidInput(format!(
+                "a witness of {inputs} inputs and {aux_len} aux variables for matrices of \
+                 {want_inputs} and {want_aux}",
+            )));
+        }
+        Ok(())
+    }
+
     /// The witness on the device, checked against the matrices' variable counts.
     pub(crate) fn upload_witness(
         &self,
@@ -60,18 +95,50 @@ impl CudaDevice {
         input: &[blst_fr],
         aux: &[blst_fr],
     ) -> Result<(CudaSlice<u64>, CudaSlice<u64>), CudaError> {
-        let (inputs, aux_len) = matrices.variables();
-        if input.len() != inputs || aux.len() != aux_len {
-            return Err(CudaError::InvalidInput(format!(
-                "a witness of {} inputs and {} aux variables for matrices of {inputs} and {aux_len}",
-                input.len(),
-                aux.len(),
-            )));
-        }
+        Self::check_witness(matrices, input.len(), aux.len())?;
         let _g = self.guard();
         let d_input = self.upload_large(host::fr_as_u64s(input), "witness inputs")?;
         let d_aux = self.upload_large(host::fr_as_u64s(aux), "witness aux")?;
         Ok((d_input, d_aux))
+    }
+
+    /// Sends a witness of `matrices`' shape to the device on a stream and
+    /// pinned buffers of its own, without waiting for the work of other
+    /// threads on the device: called while the previous proof's kernels run,
+    /// its upload overlaps them. Returns once the witness is on the device.
+    pub fn stage_witness(
+        &self,
+        matrices: &ConstraintMatrices,
+        input: &[blst_fr],
+        aux: &[blst_fr],
+    ) -> Result<StagedWitness, CudaError> {
+        Self::check_witness(matrices, input.len(), aux.len())?;
+        let mut lane = self.lane(&self.witness_lane)?;
+        let lane = lane.as_mut().expect("lane created");
+        let (stream, staging) = (&lane.stream, &mut lane.staging);
+        let d_input = upload_on(
+            stream,
+            Some(staging),
+            host::fr_as_u64s(input),
+            0,
+            "staged witness inputs",
+        )?;
+        let d_aux = upload_on(
+            stream,
+            Some(staging),
+            host::fr_as_u64s(aux),
+            0,
+            "staged witness aux",
+        )?;
+        stream
+            .synchronize()
+            .map_err(|e| CudaError::launch("staged witness", e))?;
+        Ok(StagedWitness {
+            input: d_input,
+            inputs: input.len(),
+            aux: d_aux,
+            aux_len: aux.len(),
+        })
     }
 
     /// H for a 2^log_m domain from a witness of the shape `matrices` were
@@ -88,10 +155,29 @@ impl CudaDevice {
     ) -> Result<Result<DeviceWitness, usize>, CudaError> {
         matrices.check_domain(log_m)?;
         let (d_input, d_aux) = self.upload_witness(matrices, input, aux)?;
+        let staged = StagedWitness {
+            input: d_input,
+            inputs: input.len(),
+            aux: d_aux,
+            aux_len: aux.len(),
+        };
+        self.witness_h_staged(matrices, staged, log_m, check)
+    }
+
+    /// [`Self::witness_h`] of a witness [`Self::stage_witness`] sent ahead.
+    pub fn witness_h_staged(
+        &self,
+        matrices: &ConstraintMatrices,
+        staged: StagedWitness,
+        log_m: u32,
+        check: bool,
+    ) -> Result<Result<DeviceWitness, usize>, CudaError> {
+        matrices.check_domain(log_m)?;
+        Self::check_witness(matrices, staged.inputs, staged.aux_len)?;
         let evaluations = Evaluations::Witness {
             matrices,
-            input: &d_input,
-            aux: &d_aux,
+            input: &staged.input,
+            aux: &staged.aux,
             check,
         };
         let h = match self.h_on_device(evaluations, log_m)? {
@@ -102,10 +188,10 @@ impl CudaDevice {
         // work here and not in the MSM that reads it next.
         self.sync("H")?;
         Ok(Ok(DeviceWitness {
-            input: d_input,
-            inputs: input.len(),
-            aux: d_aux,
-            aux_len: aux.len(),
+            input: staged.input,
+            inputs: staged.inputs,
+            aux: staged.aux,
+            aux_len: staged.aux_len,
             h_len: (1usize << log_m) - 1,
             h,
         }))

@@ -116,19 +116,34 @@ impl DeviceApi for cuda::CudaDevice {
                 .map(|m| Arc::new(m) as Arc<dyn Any + Send + Sync>),
         )
     }
+    const STAGES_WITNESSES: bool = true;
+    fn stage_witness(
+        &self,
+        matrices: &(dyn Any + Send + Sync),
+        input: &[blst_fr],
+        aux: &[blst_fr],
+    ) -> Option<Result<Box<dyn Any + Send + Sync>, cuda::CudaError>> {
+        let matrices = matrices.downcast_ref::<cuda::ConstraintMatrices>()?;
+        Some(
+            cuda::CudaDevice::stage_witness(self, matrices, input, aux)
+                .map(|w| Box::new(w) as Box<dyn Any + Send + Sync>),
+        )
+    }
     fn witness_h(
         &self,
         matrices: &(dyn Any + Send + Sync),
         input: &[blst_fr],
         aux: &[blst_fr],
+        staged: Option<Box<dyn Any + Send + Sync>>,
         log_m: u32,
         check: bool,
     ) -> Option<Result<Result<Box<dyn Any + Send + Sync>, usize>, cuda::CudaError>> {
         let matrices = matrices.downcast_ref::<cuda::ConstraintMatrices>()?;
-        Some(
-            cuda::CudaDevice::witness_h(self, matrices, input, aux, log_m, check)
-                .map(|found| found.map(|w| Box::new(w) as Box<dyn Any + Send + Sync>)),
-        )
+        let found = match staged.and_then(|w| w.downcast::<cuda::StagedWitness>().ok()) {
+            Some(w) => cuda::CudaDevice::witness_h_staged(self, matrices, *w, log_m, check),
+            None => cuda::CudaDevice::witness_h(self, matrices, input, aux, log_m, check),
+        };
+        Some(found.map(|found| found.map(|w| Box::new(w) as Box<dyn Any + Send + Sync>)))
     }
     fn msm_witness<C: Curve>(
         &self,

@@ -106,20 +106,37 @@ pub trait DeviceApi: Send + Sync + 'static {
         let _ = shape;
         None
     }
+    /// Whether [`Self::stage_witness`] sends witnesses ahead.
+    const STAGES_WITNESSES: bool = false;
+    /// A witness of the shape of matrices [`Self::upload_matrices`] made, sent
+    /// to the device beside the work other threads run there (the crate's
+    /// staged type, for [`Self::witness_h`]). None: the crate does not stage.
+    fn stage_witness(
+        &self,
+        matrices: &(dyn Any + Send + Sync),
+        input: &[blst_fr],
+        aux: &[blst_fr],
+    ) -> Option<Result<Box<dyn Any + Send + Sync>, Self::Error>> {
+        let _ = (matrices, input, aux);
+        None
+    }
     /// H from a witness and matrices [`Self::upload_matrices`] made, kept on
     /// the device with the witness (the crate's witness type, for
     /// [`Self::msm_witness`]); with `check`, the first unsatisfied row instead
-    /// where there is one. None: the crate does not hold matrices.
+    /// where there is one. `staged`: the same witness [`Self::stage_witness`]
+    /// sent ahead, used instead of `input` and `aux`. None: the crate does not
+    /// hold matrices.
     #[allow(clippy::type_complexity)]
     fn witness_h(
         &self,
         matrices: &(dyn Any + Send + Sync),
         input: &[blst_fr],
         aux: &[blst_fr],
+        staged: Option<Box<dyn Any + Send + Sync>>,
         log_m: u32,
         check: bool,
     ) -> Option<Result<Result<Box<dyn Any + Send + Sync>, usize>, Self::Error>> {
-        let _ = (matrices, input, aux, log_m, check);
+        let _ = (matrices, input, aux, staged, log_m, check);
         None
     }
     /// [`Self::msm`] of one of the vectors of a witness [`Self::witness_h`]

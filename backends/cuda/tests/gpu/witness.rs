@@ -139,3 +139,50 @@ fn a_checked_witness_names_its_first_unsatisfied_row() {
         .is_err());
     assert!(gpu.witness_h(&matrices, &input, &aux, 6, true).is_err());
 }
+
+/// A witness staged from another thread while the device runs an MSM (through
+/// the pinned buffers: large enough) gives what the same witness uploaded
+/// with its H gives; a staged witness of the wrong shape is refused.
+#[test]
+fn a_staged_witness_gives_what_an_uploaded_one_gives() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng("a_staged_witness_gives_what_an_uploaded_one_gives");
+    let n = 200_000;
+    let log_m = 18;
+    let matrices = Squares::new(n).upload(gpu, n);
+    let input = [fr_one(), fr_from_u64(9)];
+    let aux = edge_scalars(&mut rng, n, 11);
+    let bases = random_bases::<G1>(&mut rng, 1 << log_m);
+    let resident = gpu.upload::<G1>(&bases, 1).unwrap();
+    let uploaded = gpu
+        .witness_h(&matrices, &input, &aux, log_m, false)
+        .unwrap()
+        .unwrap();
+    let staged = std::thread::scope(|s| {
+        let staging = s.spawn(|| gpu.stage_witness(&matrices, &input, &aux));
+        // The device is busy meanwhile.
+        gpu.msm_witness(&resident, 0, &uploaded, WitnessPart::H, None)
+            .unwrap();
+        staging.join().unwrap().expect("stage_witness")
+    });
+    assert_eq!(staged.bytes(), (n + 2) * 32);
+    let kept = gpu
+        .witness_h_staged(&matrices, staged, log_m, false)
+        .unwrap()
+        .unwrap();
+    for (part, first) in [
+        (WitnessPart::H, 0),
+        (WitnessPart::Aux, 2),
+        (WitnessPart::Input, 0),
+    ] {
+        let want = gpu
+            .msm_witness(&resident, first, &uploaded, part, None)
+            .unwrap();
+        let got = gpu
+            .msm_witness(&resident, first, &kept, part, None)
+            .unwrap();
+        assert!(point_eq::<G1>(&got, &want), "{part:?}");
+    }
+    let other = Squares::new(n - 1).upload(gpu, n - 1);
+    assert!(gpu.stage_witness(&other, &input, &aux).is_err());
+}

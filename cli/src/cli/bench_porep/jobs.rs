@@ -74,10 +74,15 @@ pub(super) fn compare_backend(
 ) -> Result<()> {
     let backends = open_backends(kind, None, backend_flags::backend_options())?;
     println!(
-        "compare: the same {} jobs on {} ({})",
+        "compare: the same {} jobs on {} ({}){}",
         args.jobs,
         backends[0].name(),
-        backends[0].device()
+        backends[0].device(),
+        if config.stage_witnesses {
+            ""
+        } else {
+            ", witnesses not sent ahead"
+        }
     );
     let engine = Engine::start(config, backends)?;
     engine.wait_ready();

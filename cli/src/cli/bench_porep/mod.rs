@@ -96,6 +96,12 @@ pub struct BenchPoRepArgs {
     /// generation of the shape and parameters.
     #[arg(long, conflicts_with_all = ["witness_pass", "synthesis_only", "evict_cycles", "release_host_copies"])]
     compare_backend: Option<BackendKind>,
+    /// The compared engine does not send the next partition's witness to the
+    /// device ahead (see EngineConfig::stage_witnesses): with
+    /// `--compare-backend` of the same kind, its times against the first
+    /// engine's are the staging's gain, in one process.
+    #[arg(long, requires = "compare_backend")]
+    compare_without_staging: bool,
 }
 
 pub fn run(args: BenchPoRepArgs) -> Result<()> {
@@ -175,7 +181,10 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
             .ok_or_else(|| anyhow::anyhow!("--setup-backend {kind}: no device"))?,
         None => backends[0].clone(),
     };
-    let config_for_compare = config.clone();
+    let config_for_compare = EngineConfig {
+        stage_witnesses: !args.compare_without_staging,
+        ..config.clone()
+    };
     let engine = Engine::start(config, backends)?;
     engine.wait_ready();
     // The level the set's eviction must return to.
