@@ -523,14 +523,22 @@ impl Ctx {
     }
 
     /// Writes `words` at the start of `buf` (ordered before later submissions).
+    /// The copy into wgpu's staging memory is split over the host's threads:
+    /// at Filecoin sizes one core's memcpy is slower than the transfer.
     pub fn write(&self, buf: &wgpu::Buffer, words: &[u32], what: &str) -> Result<(), WgpuError> {
-        if !words.is_empty() {
-            catch("write_buffer", || {
-                self.queue.write_buffer(buf, 0, bytemuck::cast_slice(words))
-            })?;
-            self.check(what)?;
-        }
-        Ok(())
+        let bytes: &[u8] = bytemuck::cast_slice(words);
+        let Some(size) = wgpu::BufferSize::new(bytes.len() as u64) else {
+            return Ok(());
+        };
+        catch("write_buffer", || -> Result<(), WgpuError> {
+            let mut view = self
+                .queue
+                .write_buffer_with(buf, 0, size)
+                .ok_or_else(|| WgpuError::gpu(what, "write_buffer_with refused the write"))?;
+            par_copy(view.slice(..), bytes);
+            Ok(())
+        })??;
+        self.check(what)
     }
 
     /// Records the jobs in one command encoder (one compute pass each, in
@@ -542,6 +550,20 @@ impl Ctx {
         jobs: &[Job<'_>],
         reads: &[(&wgpu::Buffer, u64, u64)],
     ) -> Result<Vec<Vec<u32>>, WgpuError> {
+        let mut out = vec![Vec::new(); reads.len()];
+        self.run_reading(what, jobs, reads, &mut |i, words| out[i] = words.to_vec())?;
+        Ok(out)
+    }
+
+    /// [`Self::run`] handing read `i`'s words to `read` where they are mapped,
+    /// instead of copying them into a vector first (gigabytes for an H).
+    pub fn run_reading(
+        &self,
+        what: &str,
+        jobs: &[Job<'_>],
+        reads: &[(&wgpu::Buffer, u64, u64)],
+        read: &mut dyn FnMut(usize, &[u32]),
+    ) -> Result<(), WgpuError> {
         self.check(what)?;
         let mut pipes = Vec::with_capacity(jobs.len());
         for j in jobs {
@@ -550,7 +572,7 @@ impl Ctx {
         self.save_pipeline_cache();
         let maxdim = self.limits.max_compute_workgroups_per_dimension.max(1) as u64;
         let timing = self.timing.load(Ordering::Relaxed) && self.timestamps && !jobs.is_empty();
-        let out = catch(what, || -> Result<Vec<Vec<u32>>, WgpuError> {
+        catch(what, || -> Result<(), WgpuError> {
             let mut enc = self
                 .device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
@@ -691,14 +713,13 @@ impl Ctx {
                     return Err(WgpuError::gpu(what, format!("map_async: {e}")));
                 }
             }
-            let mut out = Vec::with_capacity(stagings.len());
-            for (s, (_, _, n)) in stagings.iter().zip(reads) {
+            for (i, (s, (_, _, n))) in stagings.iter().zip(reads).enumerate() {
                 let v = s
                     .slice(..)
                     .get_mapped_range()
                     .map_err(|e| WgpuError::gpu(what, format!("get_mapped_range: {e}")))?;
                 let words: &[u32] = bytemuck::cast_slice(&v);
-                out.push(words[..*n as usize].to_vec());
+                read(i, &words[..*n as usize]);
                 drop(v);
                 s.unmap();
             }
@@ -714,9 +735,62 @@ impl Ctx {
                 drop(v);
                 s.unmap();
             }
-            Ok(out)
+            Ok(())
         })??;
-        self.check(what)?;
-        Ok(out)
+        self.check(what)
+    }
+}
+
+/// dst.copy_from_slice(src), split over the host's threads (at most 8) where
+/// it is large.
+fn par_copy(dst: wgpu::WriteOnly<'_, [u8]>, src: &[u8]) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    par_copy_in(dst, src, threads, 64 << 20)
+}
+
+/// [`par_copy`] on `threads` threads of at least `per_thread_min` bytes each.
+fn par_copy_in(
+    mut dst: wgpu::WriteOnly<'_, [u8]>,
+    src: &[u8],
+    threads: usize,
+    per_thread_min: usize,
+) {
+    let per = src
+        .len()
+        .div_ceil(threads.max(1))
+        .max(per_thread_min.max(1));
+    if per >= src.len() {
+        dst.copy_from_slice(src);
+        return;
+    }
+    /// A disjoint part of the view, which is as sendable as the `&mut [u8]` it
+    /// stands for (wgpu's `Send` for `WriteOnly` names sized types only).
+    struct Part<'a>(wgpu::WriteOnly<'a, [u8]>);
+    // SAFETY: each part covers bytes no other part covers (split_at), and
+    // WriteOnly writes through a pointer without any shared state.
+    unsafe impl Send for Part<'_> {}
+    std::thread::scope(|sc| {
+        for s in src.chunks(per) {
+            let (d, rest) = dst.split_at(s.len());
+            dst = rest;
+            let part = Part(d);
+            sc.spawn(move || {
+                let mut part = part;
+                part.0.copy_from_slice(s)
+            });
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_copy_split_over_threads_is_the_plain_copy() {
+        let src: Vec<u8> = (0..1000u32).map(|i| (i * 7 + i / 255) as u8).collect();
+        for (threads, min) in [(1, 1), (3, 1), (8, 64), (8, 2000), (7, 333)] {
+            let mut dst = vec![0u8; src.len()];
+            super::par_copy_in(wgpu::WriteOnly::from_mut(&mut dst[..]), &src, threads, min);
+            assert_eq!(dst, src, "{threads} threads, at least {min} bytes each");
+        }
     }
 }

@@ -185,6 +185,9 @@ pub(crate) struct PassLimits {
     pub ones_sums_max: u64,
 }
 
+/// MSMs of at least this many scalars log where their time went.
+const LOGGED_MSM_TERMS: usize = 1 << 22;
+
 pub(crate) fn pass_limits(lim: u64, pt_bytes: u64, name: &str) -> Result<PassLimits, WgpuError> {
     // a window of 2^(c-1) buckets: its points, and two u32 counters a bucket
     let fits = |c: u32| {
@@ -247,7 +250,33 @@ impl WgpuDevice {
                 C::NAME
             )));
         }
+        let began = std::time::Instant::now();
+        let device_before = self.ctx.gpu_ns.load(std::sync::atomic::Ordering::Relaxed);
         let outs = self.window_sums(bases, first, scalars, density)?;
+        if scalars.len() >= LOGGED_MSM_TERMS {
+            // Where a large MSM's time goes (device time where it is being
+            // timed), for whoever tunes this path.
+            let ordering = std::sync::atomic::Ordering::Relaxed;
+            let device = match self.ctx.timing.load(ordering) && self.ctx.timestamps {
+                true => {
+                    let ns = self.ctx.gpu_ns.load(ordering).saturating_sub(device_before);
+                    format!("{:.2} s of it on the device", ns as f64 / 1e9)
+                }
+                false => "device time not measured".into(),
+            };
+            log::info!(
+                "wgpu: {} MSM of {} scalars over {} {} bases in {:.2} s, {device}",
+                C::NAME,
+                scalars.len(),
+                bases.len,
+                if bases.host.is_some() {
+                    "streamed"
+                } else {
+                    "resident"
+                },
+                began.elapsed().as_secs_f64(),
+            );
+        }
         match C::GROUP {
             Group::G1 => same_type(fold_all::<G1>(&outs)),
             Group::G2 => same_type(fold_all::<G2>(&outs)),
