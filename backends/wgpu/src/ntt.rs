@@ -179,9 +179,29 @@ impl WgpuDevice {
         c: &[blst_fr],
         log_m: u32,
     ) -> Result<Vec<blst_fr>, WgpuError> {
+        let coefficients = (1usize << log_m.min(63)).saturating_sub(1);
+        let mut h = a.to_vec();
+        if h.len() < coefficients {
+            h.resize(coefficients, blst_fr::default());
+        }
+        self.compute_h_in_place(&mut h, b, c, log_m)?;
+        h.truncate(coefficients);
+        Ok(h)
+    }
+
+    /// [`Self::compute_h`] with H's m − 1 coefficients written over `a` (at
+    /// least that long), read back straight into it: no second vector of
+    /// gigabytes at Filecoin sizes.
+    pub fn compute_h_in_place(
+        &self,
+        a: &mut [blst_fr],
+        b: &[blst_fr],
+        c: &[blst_fr],
+        log_m: u32,
+    ) -> Result<(), WgpuError> {
         let e = self.chunk_log(log_m, "compute_h")?;
         let m = 1u64 << log_m;
-        for (name, v) in [("a", a), ("b", b), ("c", c)] {
+        for (name, v) in [("a", &*a), ("b", b), ("c", c)] {
             if v.len() as u64 > m {
                 return Err(WgpuError::InvalidInput(format!(
                     "compute_h: {name} has {} > 2^{log_m} elements",
@@ -190,7 +210,14 @@ impl WgpuDevice {
             }
         }
         if log_m == 0 {
-            return Ok(Vec::new());
+            return Ok(());
+        }
+        if (a.len() as u64) < m - 1 {
+            return Err(WgpuError::InvalidInput(format!(
+                "compute_h: {} elements of a cannot hold H's {}",
+                a.len(),
+                m - 1
+            )));
         }
         let _g = self.lock()?;
         if e < log_m {
@@ -210,7 +237,7 @@ impl WgpuDevice {
         let tw_i = self.twiddles(log_m, true)?;
         let minv_d = self.ctx.radix.fr_dev(&minv);
         let mut bufs = Vec::with_capacity(3);
-        for (name, v) in [("a", a), ("b", b), ("c", c)] {
+        for (name, v) in [("a", &*a), ("b", b), ("c", c)] {
             bufs.push(self.ctx.upload(host::fr_as_words(v), m * 32, name)?);
         }
         let mut jobs = Vec::new();
@@ -254,9 +281,30 @@ impl WgpuDevice {
             &[(1, &bufs[0])],
             m,
         ));
-        let words = self
-            .ctx
-            .run("compute_h", &jobs, &[(&bufs[0], 0, (m - 1) * 8)])?;
-        Ok(host::words_to_fr(&words[0]))
+        let out = &mut a[..(m - 1) as usize];
+        self.ctx.run_reading(
+            "compute_h",
+            &jobs,
+            &[(&bufs[0], 0, (m - 1) * 8)],
+            &mut |_, words| words_into_fr(words, out),
+        )
     }
+}
+
+/// Fr elements from their 8 little-endian u32 words each, into `out`, split
+/// over the host's threads.
+pub(crate) fn words_into_fr(words: &[u32], out: &mut [blst_fr]) {
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let per = out.len().div_ceil(threads).max(1 << 16);
+    std::thread::scope(|sc| {
+        for (o, w) in out.chunks_mut(per).zip(words.chunks(8 * per)) {
+            sc.spawn(move || {
+                for (f, c) in o.iter_mut().zip(w.chunks_exact(8)) {
+                    for i in 0..4 {
+                        f.l[i] = u64::from(c[2 * i]) | (u64::from(c[2 * i + 1]) << 32);
+                    }
+                }
+            });
+        }
+    });
 }

@@ -235,17 +235,17 @@ impl WgpuDevice {
         self.read_transposed(&bufs, e, data)
     }
 
-    /// [`WgpuDevice::compute_h`] for a 2^log_m domain in chunks of 2^e
+    /// [`WgpuDevice::compute_h_in_place`] for a 2^log_m domain in chunks of 2^e
     /// (e < log_m): bellperson's steps, the coset scalings on the
     /// transposed layout (element p + K q times g^p (g^K)^q).
     pub(crate) fn compute_h_chunked(
         &self,
-        a: &[blst_fr],
+        a: &mut [blst_fr],
         b: &[blst_fr],
         c: &[blst_fr],
         log_m: u32,
         e: u32,
-    ) -> Result<Vec<blst_fr>, WgpuError> {
+    ) -> Result<(), WgpuError> {
         let m = 1u64 << log_m;
         let ne = 1u64 << e;
         let kl = log_m - e;
@@ -269,7 +269,7 @@ impl WgpuDevice {
         let (ilo, ihi, ibits) = coset(&ginv)?;
         let began = std::time::Instant::now();
         let mut vecs = Vec::with_capacity(3);
-        for (name, v) in [("a", a), ("b", b), ("c", c)] {
+        for (name, v) in [("a", &*a), ("b", b), ("c", c)] {
             let bufs = (0..k)
                 .map(|j| {
                     let lo = (j << e).min(v.len());
@@ -329,8 +329,7 @@ impl WgpuDevice {
         let uploaded = began.elapsed();
         self.ctx.run("compute_h", &jobs, &[])?;
         let computed = began.elapsed();
-        let mut out = vec![blst_fr::default(); (m - 1) as usize];
-        self.read_transposed(&vecs[0], e, &mut out)?;
+        self.read_transposed(&vecs[0], e, &mut a[..(m - 1) as usize])?;
         // Where a large H's time goes, for whoever tunes this path.
         log::info!(
             "wgpu: H of 2^{log_m} in {k} chunks: a, b, c written in {:.2} s, kernels {:.2} s, \
@@ -339,6 +338,6 @@ impl WgpuDevice {
             (computed - uploaded).as_secs_f64(),
             (began.elapsed() - computed).as_secs_f64()
         );
-        Ok(out)
+        Ok(())
     }
 }

@@ -79,4 +79,12 @@ fn compute_h_matches_cpu_on(b: &WgpuDevice) {
     let want = compute_h(&a, &bb, &[], 4);
     let got = b.compute_h(&a, &bb, &[], 4).unwrap();
     assert!(fr_slices_eq(&got, &want));
+    // In place: H over a (15 of its 16 elements), and an a too short for H
+    // is refused.
+    let mut in_place = a.clone();
+    in_place.resize(16, fr_zero());
+    b.compute_h_in_place(&mut in_place, &bb, &[], 4).unwrap();
+    assert!(fr_slices_eq(&in_place[..15], &want));
+    let mut short = a.clone();
+    assert!(b.compute_h_in_place(&mut short, &bb, &[], 4).is_err());
 }
