@@ -73,15 +73,6 @@ impl DeviceApi for cuda::CudaDevice {
             }
         }
     }
-    fn compute_h_in_place(
-        &self,
-        a: &mut [blst_fr],
-        b: &[blst_fr],
-        c: &[blst_fr],
-        log_m: u32,
-    ) -> Result<(), cuda::CudaError> {
-        cuda::CudaDevice::compute_h_in_place(self, a, b, c, log_m)
-    }
     fn matrices_bytes(&self, shape: &RecordedShape) -> Option<usize> {
         // A one-row domain has no H coefficient to compute on a device.
         if shape.num_rows() < 2 {

@@ -183,6 +183,9 @@ macro_rules! forward_device_api {
         fn compute_h(&self, a: &[blst_fr], b: &[blst_fr], c: &[blst_fr], log_m: u32) -> Result<Vec<blst_fr>, $e> {
             <$dev>::compute_h(self, a, b, c, log_m)
         }
+        fn compute_h_in_place(&self, a: &mut [blst_fr], b: &[blst_fr], c: &[blst_fr], log_m: u32) -> Result<(), $e> {
+            <$dev>::compute_h_in_place(self, a, b, c, log_m)
+        }
         fn time(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<(Result<()>, Duration), $e> {
             <$dev>::time(self, |_| Ok(work()))
         }

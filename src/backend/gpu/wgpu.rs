@@ -48,15 +48,6 @@ impl DeviceApi for wg::WgpuDevice {
         }
     }
     forward_device_api!(wg::WgpuDevice, wg::WgpuError);
-    fn compute_h_in_place(
-        &self,
-        a: &mut [blst_fr],
-        b: &[blst_fr],
-        c: &[blst_fr],
-        log_m: u32,
-    ) -> Result<(), wg::WgpuError> {
-        wg::WgpuDevice::compute_h_in_place(self, a, b, c, log_m)
-    }
     fn memory(&self) -> Option<(usize, usize)> {
         wg::WgpuDevice::memory(self).map(|(free, total)| (free as usize, total as usize))
     }
