@@ -72,18 +72,23 @@ impl Default for Options {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// Where a set of bases lives.
+pub(crate) enum Store<T> {
+    /// Resident: the chunks in order, every one but the last holding
+    /// `per_chunk` points.
+    Device(Vec<wgpu::Buffer>),
+    /// Streamed: the host's points, which each MSM copies a chunk at a time
+    /// into one device window of `per_chunk` points.
+    Host(HostBases<T>),
+}
+
 /// Bases of group `C` ([`crate::G1`] or [`crate::G2`]) resident on the
 /// device, converted to the device's Montgomery form, or kept in host memory
 /// and streamed by every MSM ([`WgpuDevice::host_bases`]). Usable only with
 /// the backend that made them. Held (or streamed) in chunks of whole points,
 /// each within the backend's binding limit (one chunk where they all fit).
 pub struct Bases<C: Curve> {
-    /// The resident chunks in order; every one but the last holds
-    /// `per_chunk` points. Empty for streamed bases.
-    pub(crate) chunks: Vec<wgpu::Buffer>,
-    /// Streamed bases: the host's points, which each MSM copies a chunk at a
-    /// time into one device window of `per_chunk` points.
-    pub(crate) host: Option<HostBases<C::Affine>>,
+    pub(crate) store: Store<C::Affine>,
     pub(crate) per_chunk: usize,
     pub(crate) len: usize,
     pub(crate) owner: u64,
@@ -99,7 +104,7 @@ impl<C: Curve> Bases<C> {
     }
     /// Whether these bases stay in host memory and are streamed by each MSM.
     pub fn is_streamed(&self) -> bool {
-        self.host.is_some()
+        matches!(self.store, Store::Host(_))
     }
     /// How many chunks an MSM goes through.
     pub(crate) fn chunk_count(&self) -> usize {
@@ -336,8 +341,7 @@ impl WgpuDevice {
             chunks.push(buf);
         }
         Ok(Bases {
-            chunks,
-            host: None,
+            store: Store::Device(chunks),
             per_chunk,
             len: bases.len(),
             owner: self.id,
@@ -356,8 +360,7 @@ impl WgpuDevice {
         affine_words::<C>(&[])?;
         let per_chunk = self.points_per_chunk::<C>(what)?;
         Ok(Bases {
-            chunks: Vec::new(),
-            host: Some(bases),
+            store: Store::Host(bases),
             per_chunk,
             len,
             owner: self.id,

@@ -7,7 +7,7 @@ use std::any::Any;
 use blst::*;
 use crossgroth_gpu_host::{Curve, Group, G1, G2};
 
-use crate::device::{job, Bases, WgpuDevice};
+use crate::device::{job, Bases, Store, WgpuDevice};
 use crate::error::WgpuError;
 use crate::gpu::params;
 use crate::host;
@@ -185,6 +185,16 @@ pub(crate) struct PassLimits {
     pub ones_sums_max: u64,
 }
 
+/// Where an MSM reads its bases' chunks from.
+enum Source<'a, T> {
+    Resident(&'a [wgpu::Buffer]),
+    /// Each chunk copied into `window` in turn.
+    Streamed {
+        points: &'a [T],
+        window: wgpu::Buffer,
+    },
+}
+
 /// MSMs of at least this many scalars log where their time went.
 const LOGGED_MSM_TERMS: usize = 1 << 22;
 
@@ -269,7 +279,7 @@ impl WgpuDevice {
                 C::NAME,
                 scalars.len(),
                 bases.len,
-                if bases.host.is_some() {
+                if bases.is_streamed() {
                     "streamed"
                 } else {
                     "resident"
@@ -302,12 +312,15 @@ impl WgpuDevice {
         let mut outs = Vec::new();
         // Streamed bases: one window of a chunk's points, refilled for each
         // chunk that has terms.
-        let window = match &bases.host {
-            Some(_) => Some(self.ctx.storage(
-                (bases.per_chunk.min(bases.len) * C::AFFINE_BYTES) as u64,
-                "streamed bases window",
-            )?),
-            None => None,
+        let source = match &bases.store {
+            Store::Device(chunks) => Source::Resident(chunks),
+            Store::Host(host) => Source::Streamed {
+                points: (**host).as_ref(),
+                window: self.ctx.storage(
+                    (bases.per_chunk.min(bases.len) * C::AFFINE_BYTES) as u64,
+                    "streamed bases window",
+                )?,
+            },
         };
         // The ranks ascend, so a chunk's terms are one range of idx and one
         // of ones.
@@ -321,16 +334,16 @@ impl WgpuDevice {
             if terms.is_empty() && units.is_empty() {
                 continue;
             }
-            let buf = match (&bases.host, &window) {
-                (Some(host), Some(w)) => {
-                    let points = &(**host).as_ref()[lo as usize..(hi as usize).min(bases.len)];
-                    self.fill_window::<C>(w, points)?;
-                    w
+            let buf = match &source {
+                Source::Streamed { points, window } => {
+                    let points = &points[lo as usize..(hi as usize).min(bases.len)];
+                    self.fill_window::<C>(window, points)?;
+                    window
                 }
-                _ => bases.chunks.get(k).ok_or_else(|| {
+                Source::Resident(chunks) => chunks.get(k).ok_or_else(|| {
                     WgpuError::InvalidInput(format!(
                         "msm: chunk {k} of {} {} bases is missing",
-                        bases.chunks.len(),
+                        chunks.len(),
                         C::NAME
                     ))
                 })?,
