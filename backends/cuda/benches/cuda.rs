@@ -15,6 +15,9 @@
 //! - g1_msm_26/{resident,streamed}: G1 MSM of 2^26 uniform scalars with the bases
 //!   on the device, and with them in host memory, streamed in chunks by the MSM
 //!   (only when CROSSGROTH_BENCH_MAX_LOG >= 26: 6 GiB of bases, 2 GiB of scalars).
+//! - g1_msm_26_filecoin/resident: the same resident bases with a 32 GiB PoRep
+//!   partition's scalar mix for L (51.4% zero, 47.3% one, 1.3% wider, as
+//!   measured on a real partition's aux), the shape of Filecoin's L, A and B.
 //!
 //! CROSSGROTH_BENCH_MAX_LOG caps the sizes (default 24); the CROSSGROTH_CUDA_*
 //! variables of tests/common/options_from_env.rs set the backend's options.
@@ -274,6 +277,29 @@ fn benches(c: &mut Criterion) {
         });
         gpu.set_msm_options(msm);
         g.finish();
+
+        let mixed: Vec<blst_fr> = (0..n).map(|_| filecoin_aux_scalar(&mut rng)).collect();
+        let mut g = c.benchmark_group("g1_msm_26_filecoin");
+        g.sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(8));
+        g.bench_function("resident", |b| {
+            b.iter_custom(|iters| time_msms(&gpu, &resident, &mixed, iters))
+        });
+        g.finish();
+    }
+}
+
+/// A scalar drawn as a 32 GiB PoRep partition's aux is, for its L MSM: 51.4%
+/// zero, 47.3% one, 1.3% any other (Montgomery form).
+fn filecoin_aux_scalar(rng: &mut (impl RngCore + Rng)) -> blst_fr {
+    let p: f64 = rng.gen();
+    if p < 0.514 {
+        blst_fr::default()
+    } else if p < 0.514 + 0.473 {
+        host::fr_from_u64(1)
+    } else {
+        random_fr_mont(rng)
     }
 }
 
