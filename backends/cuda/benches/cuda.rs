@@ -292,7 +292,7 @@ fn benches(c: &mut Criterion) {
 
 /// A scalar drawn as a 32 GiB PoRep partition's aux is, for its L MSM: 51.4%
 /// zero, 47.3% one, 1.3% any other (Montgomery form).
-fn filecoin_aux_scalar(rng: &mut (impl RngCore + Rng)) -> blst_fr {
+fn filecoin_aux_scalar(rng: &mut impl Rng) -> blst_fr {
     let p: f64 = rng.gen();
     if p < 0.514 {
         blst_fr::default()
