@@ -199,7 +199,7 @@ fn crosscheck_compares_every_backend_with_the_cpu() {
 /// `setup --backend wgpu` (lavapipe in CI) writes the parameter file and
 /// verifying key `--backend cpu` writes for the same seed, byte for byte.
 #[test]
-fn setup_on_wgpu_writes_the_cpu_backends_bytes() {
+fn setup_on_wgpu_writes_the_cpu_backends_bytes_and_both_field_codes_prove_alike() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     for backend in ["cpu", "wgpu"] {
@@ -237,4 +237,31 @@ fn setup_on_wgpu_writes_the_cpu_backends_bytes() {
             "{file}"
         );
     }
+    // The portable u32 field code (--wgpu-portable) proves the same bytes as
+    // the adapter's SHADER_INT64 code.
+    for (proof, flag) in [
+        ("int64.proof", None),
+        ("portable.proof", Some("--wgpu-portable")),
+    ] {
+        let mut args = vec![
+            "prove",
+            "--circuit",
+            "chain:8",
+            "--params",
+            "wgpu.params",
+            "--proof",
+            proof,
+            "--backend",
+            "wgpu",
+            "--seed",
+            "3",
+        ];
+        args.extend(flag);
+        let (code, _, err) = crossgroth(&args, d);
+        assert_eq!(code, 0, "{proof}: {err}");
+    }
+    assert_eq!(
+        std::fs::read(d.join("int64.proof")).unwrap(),
+        std::fs::read(d.join("portable.proof")).unwrap(),
+    );
 }

@@ -7,6 +7,8 @@
 #
 #   carry .device (crossgroth, xz) and .gl (the Vulkan loader, see DEVICE.md)
 #   scripts/device/wgpu-chain.sh [LOG...]
+#   WGPU_FLAGS=--wgpu-portable scripts/device/wgpu-chain.sh 24   (the portable u32
+#       field code on wgpu, even where the adapter has SHADER_INT64)
 #
 # First, the pipeline cache: a 2^12 chain proved on wgpu by two fresh
 # processes with one cache directory (the first compiles every pipeline, the
@@ -40,8 +42,9 @@ one_size() {
     run "$cg" setup --circuit "$circuit" --params "$work/$log_n-c.params" --vk "$work/$log_n-c.vk" --seed 7 --backend cuda || return 1
     step "prove $circuit on cuda, seed 1"
     run "$cg" prove --circuit "$circuit" --params "$work/$log_n-c.params" --proof "$work/$log_n-cuda.proof" --backend cuda --seed 1 --trust-params || return 1
-    step "prove $circuit on wgpu (Vulkan), seed 1"
-    RUST_LOG=info CROSSGROTH_REQUIRE_WGPU=1 run "$cg" prove --circuit "$circuit" --params "$work/$log_n-c.params" --proof "$work/$log_n-wgpu.proof" --backend wgpu --seed 1 --trust-params || return 1
+    step "prove $circuit on wgpu (Vulkan), seed 1 ${WGPU_FLAGS:-}"
+    # shellcheck disable=SC2086 # WGPU_FLAGS is a list of flags
+    RUST_LOG=info CROSSGROTH_REQUIRE_WGPU=1 run "$cg" prove --circuit "$circuit" --params "$work/$log_n-c.params" --proof "$work/$log_n-wgpu.proof" --backend wgpu --seed 1 --trust-params ${WGPU_FLAGS:-} || return 1
     step "compare and verify"
     if cmp "$work/$log_n-cuda.proof" "$work/$log_n-wgpu.proof"; then
         echo "wgpu proof bytes equal cuda's" | tee -a "$out/wgpu-chain.log"

@@ -1,4 +1,4 @@
-//! The backend options of every command: `--tables`, `--cuda-profile`, and the environment
+//! The backend options of every command: `--tables`, `--cuda-profile`, `--wgpu-portable`, and the environment
 //! variables a user sets for device choice, turned into the library's typed
 //! options once, when the command line is parsed.
 
@@ -19,6 +19,11 @@ pub struct BackendFlags {
     /// computation to stderr (one `profile` line each).
     #[arg(long, global = true)]
     pub cuda_profile: bool,
+    /// wgpu: run the portable u32 field code (13-bit limbs) even where the
+    /// adapter offers SHADER_INT64, e.g. to check on one GPU what adapters
+    /// without 64-bit integers run; the same proofs either way.
+    #[arg(long, global = true)]
+    pub wgpu_portable: bool,
 }
 
 struct Chosen {
@@ -39,6 +44,7 @@ pub fn choose(flags: &BackendFlags) {
             .filter(|v| !v.is_empty())
             .map(AdapterChoice::Name),
         pipeline_cache_dir: super::params::cache_dir().map(|d| d.join("wgpu-pipelines")),
+        allow_int64: !flags.wgpu_portable,
         ..WgpuOptions::default()
     };
     let cuda = CudaOptions {
