@@ -432,10 +432,11 @@ fn unless_outranked(
     (task, staged): (DeviceTask, Option<StagedWitness>),
 ) -> (DeviceTask, Option<StagedWitness>) {
     let mut dq = s.device_queue.lock().unwrap();
-    if dq.peek().is_some_and(|head| *head > task) {
-        dq.push(task);
-        let head = dq.pop().expect("the queue holds the task just pushed");
-        return (head, None);
+    if let Some(mut head) = dq.peek_mut() {
+        if *head > task {
+            // The queue's order is restored when `head` is dropped.
+            return (std::mem::replace(&mut *head, task), None);
+        }
     }
     (task, staged)
 }
