@@ -46,14 +46,7 @@ if [ $# -eq 0 ]; then
     sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
     exit 2
 fi
-out="${OUT:-device-logs}"
-mkdir -p "$out"
-bin=/tmp/crossgroth-bin
-mkdir -p "$bin"
-for f in .device/*.xz; do
-    b="$bin/$(basename "$f" .xz)"
-    [ -x "$b" ] || { xz -dc "$f" > "$b" && chmod +x "$b"; }
-done
+. "$(dirname "$0")/unpack.sh"
 # Vulkan loader for wgpu (the NVIDIA driver ships the ICD, not the loader)
 if [ -d .gl ]; then
     for f in .gl/*.deb; do dpkg -x "$f" /; done

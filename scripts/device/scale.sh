@@ -38,17 +38,8 @@ if [ $# -eq 0 ]; then
     sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
     exit 2
 fi
-out="${OUT:-device-logs}"
-mkdir -p "$out"
-bin=/tmp/crossgroth-bin
-mkdir -p "$bin"
-for f in .device/*.xz; do
-    b="$bin/$(basename "$f" .xz)"
-    [ -x "$b" ] || { xz -dc "$f" > "$b" && chmod +x "$b"; }
-done
-nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 2 > "$out/gpu-memory.csv" 2>/dev/null &
-smi=$!
-trap 'kill $smi 2>/dev/null' EXIT
+. "$(dirname "$0")/unpack.sh"
+sample_gpu_memory
 timed() { if [ -x /usr/bin/time ]; then /usr/bin/time -v "$@"; else "$@"; fi; }
 rc=0
 for step in "$@"; do

@@ -13,17 +13,8 @@
 # Logs go to $OUT (or ./device-logs).
 set -uo pipefail
 jobs="${1:-3}" budget="${2:-100GiB}" limit="${3:-480}"
-out="${OUT:-device-logs}"
-mkdir -p "$out"
-bin=/tmp/crossgroth-bin
-mkdir -p "$bin"
-for f in .device/*.xz; do
-    b="$bin/$(basename "$f" .xz)"
-    [ -x "$b" ] || { xz -dc "$f" > "$b" && chmod +x "$b"; }
-done
-nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 2 > "$out/gpu-memory.csv" 2>/dev/null &
-smi=$!
-trap 'kill $smi 2>/dev/null' EXIT
+. "$(dirname "$0")/unpack.sh"
+sample_gpu_memory
 rc=0
 echo "== [$(date -u +%H:%M:%S)] tests" | tee "$out/tests.log"
 (cd backends/cuda && CROSSGROTH_REQUIRE_CUDA=1 timeout 120 "$bin/gpu" --test-threads=1 witness::) >> "$out/tests.log" 2>&1 || rc=1
