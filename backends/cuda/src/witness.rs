@@ -88,18 +88,22 @@ impl CudaDevice {
         Ok(())
     }
 
-    /// The witness on the device, checked against the matrices' variable counts.
-    pub(crate) fn upload_witness(
+    /// The witness on the device, on the backend's stream, checked against
+    /// the matrices' variable counts.
+    fn upload_witness(
         &self,
         matrices: &ConstraintMatrices,
         input: &[blst_fr],
         aux: &[blst_fr],
-    ) -> Result<(CudaSlice<u64>, CudaSlice<u64>), CudaError> {
+    ) -> Result<StagedWitness, CudaError> {
         Self::check_witness(matrices, input.len(), aux.len())?;
         let _g = self.guard();
-        let d_input = self.upload_large(host::fr_as_u64s(input), "witness inputs")?;
-        let d_aux = self.upload_large(host::fr_as_u64s(aux), "witness aux")?;
-        Ok((d_input, d_aux))
+        Ok(StagedWitness {
+            input: self.upload_large(host::fr_as_u64s(input), "witness inputs")?,
+            inputs: input.len(),
+            aux: self.upload_large(host::fr_as_u64s(aux), "witness aux")?,
+            aux_len: aux.len(),
+        })
     }
 
     /// Sends a witness of `matrices`' shape to the device on a stream and
@@ -116,29 +120,19 @@ impl CudaDevice {
         let mut lane = self.lane(&self.witness_lane)?;
         let lane = lane.as_mut().expect("lane created");
         let (stream, staging) = (&lane.stream, &mut lane.staging);
-        let d_input = upload_on(
-            stream,
-            Some(staging),
-            host::fr_as_u64s(input),
-            0,
-            "staged witness inputs",
-        )?;
-        let d_aux = upload_on(
-            stream,
-            Some(staging),
-            host::fr_as_u64s(aux),
-            0,
-            "staged witness aux",
-        )?;
+        let mut up = |v: &[blst_fr], what: &str| {
+            upload_on(stream, Some(&mut *staging), host::fr_as_u64s(v), 0, what)
+        };
+        let staged = StagedWitness {
+            input: up(input, "staged witness inputs")?,
+            inputs: input.len(),
+            aux: up(aux, "staged witness aux")?,
+            aux_len: aux.len(),
+        };
         stream
             .synchronize()
             .map_err(|e| CudaError::launch("staged witness", e))?;
-        Ok(StagedWitness {
-            input: d_input,
-            inputs: input.len(),
-            aux: d_aux,
-            aux_len: aux.len(),
-        })
+        Ok(staged)
     }
 
     /// H for a 2^log_m domain from a witness of the shape `matrices` were
@@ -154,14 +148,8 @@ impl CudaDevice {
         check: bool,
     ) -> Result<Result<DeviceWitness, usize>, CudaError> {
         matrices.check_domain(log_m)?;
-        let (d_input, d_aux) = self.upload_witness(matrices, input, aux)?;
-        let staged = StagedWitness {
-            input: d_input,
-            inputs: input.len(),
-            aux: d_aux,
-            aux_len: aux.len(),
-        };
-        self.witness_h_staged(matrices, staged, log_m, check)
+        let uploaded = self.upload_witness(matrices, input, aux)?;
+        self.witness_h_staged(matrices, uploaded, log_m, check)
     }
 
     /// [`Self::witness_h`] of a witness [`Self::stage_witness`] sent ahead.

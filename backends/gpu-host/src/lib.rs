@@ -159,15 +159,16 @@ pub fn fr_as_words(v: &[blst_fr]) -> &[u32] {
 
 /// The inverse of fr_as_words.
 pub fn words_to_fr(w: &[u32]) -> Vec<blst_fr> {
-    w.chunks_exact(8)
-        .map(|c| {
-            let mut f = blst_fr::default();
-            for i in 0..4 {
-                f.l[i] = c[2 * i] as u64 | ((c[2 * i + 1] as u64) << 32);
-            }
-            f
-        })
-        .collect()
+    w.chunks_exact(8).map(fr_from_words).collect()
+}
+
+/// One blst_fr from its 8 little-endian u32 words (the first 8 of `w`).
+pub fn fr_from_words(w: &[u32]) -> blst_fr {
+    let mut f = blst_fr::default();
+    for i in 0..4 {
+        f.l[i] = u64::from(w[2 * i]) | (u64::from(w[2 * i + 1]) << 32);
+    }
+    f
 }
 
 #[cfg(test)]

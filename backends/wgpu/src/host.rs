@@ -5,8 +5,8 @@
 use blst::*;
 
 pub use crossgroth_gpu_host::{
-    fr_as_words, fr_from_u64, fr_inv, fr_mul, fr_pow, fr_sub, omega, split_power_tables,
-    words_to_fr, COSET_GENERATOR,
+    fr_as_words, fr_from_u64, fr_from_words, fr_inv, fr_mul, fr_pow, fr_sub, omega,
+    split_power_tables, words_to_fr, COSET_GENERATOR,
 };
 
 fn words8(l: &[u64; 4]) -> [u32; 8] {

@@ -300,9 +300,7 @@ pub(crate) fn words_into_fr(words: &[u32], out: &mut [blst_fr]) {
         for (o, w) in out.chunks_mut(per).zip(words.chunks(8 * per)) {
             sc.spawn(move || {
                 for (f, c) in o.iter_mut().zip(w.chunks_exact(8)) {
-                    for i in 0..4 {
-                        f.l[i] = u64::from(c[2 * i]) | (u64::from(c[2 * i + 1]) << 32);
-                    }
+                    *f = host::fr_from_words(c);
                 }
             });
         }

@@ -192,10 +192,7 @@ impl WgpuDevice {
                         sc.spawn(move || {
                             for (row, w) in block.chunks_mut(k).zip(src.chunks_exact(8)) {
                                 if let Some(d) = row.get_mut(col) {
-                                    for i in 0..4 {
-                                        d.l[i] =
-                                            u64::from(w[2 * i]) | (u64::from(w[2 * i + 1]) << 32);
-                                    }
+                                    *d = host::fr_from_words(w);
                                 }
                             }
                         });
