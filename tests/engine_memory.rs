@@ -111,9 +111,10 @@ fn soak_then_overload() {
     // budget here) would cross the budget: most of it is committed meanwhile,
     // and resident too, charges counting what circuits hold and the H
     // computation's bytes once (81% resident when every queued circuit kept
-    // room for its own H).
+    // room for its own H; 84-88% on a 2-core machine now, so the bound sits
+    // between that and the 81% it guards against).
     assert!(
-        waited.resident_p50 > 0.85,
+        waited.resident_p50 > 0.82,
         "resident p50 {} of the budget while circuits waited",
         waited.resident_p50
     );
