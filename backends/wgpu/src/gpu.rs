@@ -133,16 +133,34 @@ pub(crate) struct Ctx {
     /// The pipeline cache kept on disk (`Options::pipeline_cache_dir`), where
     /// the adapter has `PIPELINE_CACHE`.
     pub disk_cache: Option<DiskCache>,
+    /// The staging slots of large writes.
+    uploads: crate::upload::Uploader,
 }
 
 /// One kernel launch: `threads` invocations of `entry` in `module`, buffers
 /// bound to slots 1..=5 (None = a dummy), `params` as the uniform block.
+#[derive(Clone, Copy)]
 pub(crate) struct Job<'a> {
     pub module: Module,
     pub entry: &'static str,
     pub params: [u32; 32],
     pub bufs: [Option<&'a wgpu::Buffer>; 5],
     pub threads: u64,
+}
+
+/// One command of a submission: a kernel launch, or a buffer operation
+/// between launches.
+pub(crate) enum Step<'a> {
+    Run(Job<'a>),
+    /// Zeroes a buffer (counters reused by the next launches).
+    Clear(&'a wgpu::Buffer),
+    /// Copies `bytes` from the start of `src` into `dst` at byte `at`.
+    Copy {
+        src: &'a wgpu::Buffer,
+        dst: &'a wgpu::Buffer,
+        at: u64,
+        bytes: u64,
+    },
 }
 
 pub(crate) fn params(head: &[u32], konst: &[u32]) -> [u32; 32] {
@@ -348,6 +366,7 @@ impl Ctx {
             timing: AtomicBool::new(false),
             compile_ns: AtomicU64::new(0),
             disk_cache,
+            uploads: Default::default(),
         };
         ctx.check("device setup")?;
         Ok(ctx)
@@ -523,13 +542,24 @@ impl Ctx {
     }
 
     /// Writes `words` at the start of `buf` (ordered before later submissions).
-    /// The copy into wgpu's staging memory is split over the host's threads:
-    /// at Filecoin sizes one core's memcpy is slower than the transfer.
+    /// The copy into staging memory is split over the host's threads: at
+    /// Filecoin sizes one core's memcpy is slower than the transfer. Large
+    /// writes reuse the device's staging slots (`upload.rs`).
     pub fn write(&self, buf: &wgpu::Buffer, words: &[u32], what: &str) -> Result<(), WgpuError> {
         let bytes: &[u8] = bytemuck::cast_slice(words);
         let Some(size) = wgpu::BufferSize::new(bytes.len() as u64) else {
             return Ok(());
         };
+        if bytes.len() >= crate::upload::RING_MIN_BYTES {
+            catch("upload", || {
+                let fill = |dst: wgpu::WriteOnly<'_, [u8]>, src: &[u8]| {
+                    par_copy_in(dst, src, copy_threads(), 16 << 20)
+                };
+                self.uploads
+                    .write(&self.device, &self.queue, buf, bytes, &fill, what)
+            })??;
+            return self.check(what);
+        }
         catch("write_buffer", || -> Result<(), WgpuError> {
             let mut view = self
                 .queue
@@ -564,9 +594,29 @@ impl Ctx {
         reads: &[(&wgpu::Buffer, u64, u64)],
         read: &mut dyn FnMut(usize, &[u32]),
     ) -> Result<(), WgpuError> {
+        let steps: Vec<Step<'_>> = jobs.iter().map(|j| Step::Run(*j)).collect();
+        self.run_steps(what, &steps, reads, read)
+    }
+
+    /// [`Self::run_reading`] of launches with buffer operations between
+    /// them, all in one submission.
+    pub fn run_steps(
+        &self,
+        what: &str,
+        steps: &[Step<'_>],
+        reads: &[(&wgpu::Buffer, u64, u64)],
+        read: &mut dyn FnMut(usize, &[u32]),
+    ) -> Result<(), WgpuError> {
         self.check(what)?;
+        let jobs: Vec<&Job<'_>> = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Run(j) => Some(j),
+                _ => None,
+            })
+            .collect();
         let mut pipes = Vec::with_capacity(jobs.len());
-        for j in jobs {
+        for j in &jobs {
             pipes.push(self.pipeline(j.module, j.entry)?);
         }
         self.save_pipeline_cache();
@@ -587,7 +637,7 @@ impl Ctx {
             };
             let mut uniforms = Vec::with_capacity(jobs.len());
             let mut groups = Vec::with_capacity(jobs.len());
-            for j in jobs {
+            for j in &jobs {
                 let u = self.device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("params"),
                     size: 128,
@@ -622,7 +672,26 @@ impl Ctx {
                 groups.push(bg);
             }
             let last = jobs.len().saturating_sub(1);
-            for (i, j) in jobs.iter().enumerate() {
+            let mut launched = 0;
+            for step in steps {
+                let j = match step {
+                    Step::Run(j) => j,
+                    Step::Clear(b) => {
+                        enc.clear_buffer(b, 0, None);
+                        continue;
+                    }
+                    Step::Copy {
+                        src,
+                        dst,
+                        at,
+                        bytes,
+                    } => {
+                        enc.copy_buffer_to_buffer(src, 0, dst, *at, *bytes);
+                        continue;
+                    }
+                };
+                let i = launched;
+                launched += 1;
                 let wg = j.threads.div_ceil(64);
                 if wg == 0 {
                     continue;
@@ -744,12 +813,16 @@ impl Ctx {
 /// dst.copy_from_slice(src), split over the host's threads (at most 8) where
 /// it is large.
 fn par_copy(dst: wgpu::WriteOnly<'_, [u8]>, src: &[u8]) {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    par_copy_in(dst, src, threads, 64 << 20)
+    par_copy_in(dst, src, copy_threads(), 64 << 20)
+}
+
+/// The threads of a host copy into staging memory.
+fn copy_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
 }
 
 /// [`par_copy`] on `threads` threads of at least `per_thread_min` bytes each.
-fn par_copy_in(
+pub(crate) fn par_copy_in(
     mut dst: wgpu::WriteOnly<'_, [u8]>,
     src: &[u8],
     threads: usize,

@@ -9,7 +9,7 @@ use crossgroth_gpu_host::{Curve, Group, G1, G2};
 
 use crate::device::{job, Bases, Store, WgpuDevice};
 use crate::error::WgpuError;
-use crate::gpu::params;
+use crate::gpu::{params, Step};
 use crate::host;
 use crate::msm_plan::{split_scalars, window_bits, Split, BALANCED_CHUNK};
 use crate::shaders::Module;
@@ -195,6 +195,38 @@ enum Source<'a, T> {
     },
 }
 
+/// Device buffers that an MSM's passes reuse from chunk to chunk and from
+/// batch to batch of windows, grown where a pass needs more: a driver
+/// allocation a window costs more than the window's kernels at Filecoin
+/// sizes. Each is cleared before a batch uses it, as a fresh buffer is zero.
+#[derive(Default)]
+struct Scratch {
+    bufs: std::collections::HashMap<&'static str, wgpu::Buffer>,
+}
+
+impl Scratch {
+    /// Makes sure buffer `what` holds at least `bytes`.
+    fn ensure(
+        &mut self,
+        ctx: &crate::gpu::Ctx,
+        bytes: u64,
+        what: &'static str,
+    ) -> Result<(), WgpuError> {
+        if self.bufs.get(what).is_none_or(|b| b.size() < bytes.max(16)) {
+            // the old one goes first, so that the two never coexist
+            self.bufs.remove(what);
+            self.bufs.insert(what, ctx.storage(bytes, what)?);
+        }
+        Ok(())
+    }
+
+    fn get(&self, what: &'static str) -> Result<&wgpu::Buffer, WgpuError> {
+        self.bufs
+            .get(what)
+            .ok_or_else(|| WgpuError::gpu(what, "scratch buffer not made"))
+    }
+}
+
 /// MSMs of at least this many scalars log where their time went.
 const LOGGED_MSM_TERMS: usize = 1 << 22;
 
@@ -310,6 +342,7 @@ impl WgpuDevice {
         let pl = pass_limits(self.ctx.binding, pt_bytes, C::NAME)?;
         let _g = self.lock()?;
         let mut outs = Vec::new();
+        let mut scratch = Scratch::default();
         // Streamed bases: one window of a chunk's points, refilled for each
         // chunk that has terms.
         let source = match &bases.store {
@@ -350,7 +383,7 @@ impl WgpuDevice {
             };
             if !terms.is_empty() {
                 let ix = rebased(&idx[terms.clone()], lo);
-                outs.push(self.windows_pass::<C>(buf, &ix, &sc[terms], pl.c_max)?);
+                outs.push(self.windows_pass::<C>(buf, &ix, &sc[terms], pl.c_max, &mut scratch)?);
             }
             if !units.is_empty() {
                 let ix = rebased(&ones[units], lo);
@@ -374,13 +407,15 @@ impl WgpuDevice {
     }
 
     /// The window sums of the scalars `sc` (neither 0 nor 1) over the bases
-    /// of ranks `idx` in `bases`, with windows of at most `c_max` bits.
+    /// of ranks `idx` in `bases`, with windows of at most `c_max` bits: every
+    /// batch of windows in one submission, with one read back.
     fn windows_pass<C: Curve>(
         &self,
         bases: &wgpu::Buffer,
         idx: &[u32],
         sc: &[blst_fr],
         c_max: u32,
+        scratch: &mut Scratch,
     ) -> Result<MsmOut, WgpuError> {
         // u32 words a coordinate and a point
         let fw = 2 * C::FE_WORDS as u64;
@@ -410,108 +445,120 @@ impl WgpuDevice {
             .max(nb * pt_words * 4)
             .max(2 * nb * 4)
             .max(partial_bytes);
-        let batch = (cap / per_win).clamp(1, windows as u64) as u32;
-        let scal = self.ctx.upload(host::fr_as_words(sc), 0, "msm scalars")?;
-        let ib = self.ctx.upload(idx, 0, "msm indices")?;
+        let batch = (cap / per_win).clamp(1, windows as u64);
+        let res_words = t_per * pt_words;
+        // Windows a submission: as many batches as the read-back buffer of
+        // their sums can hold within one binding.
+        let per_read = ((self.ctx.binding / (res_words * 4)) / batch).max(1) * batch;
+        for (what, bytes) in [
+            ("msm scalars", n * 32),
+            ("msm indices", n * 4),
+            ("msm counts", 2 * batch * nb * 4),
+            ("msm sorted", batch * n * 4),
+            ("msm digits", batch * n * 4),
+            ("msm buckets", batch * nb * pt_words * 4),
+            ("msm batch sums", batch * res_words * 4),
+            ("msm chunk sums", batch * partial_bytes),
+            (
+                "msm window sums",
+                per_read.min(windows.into()) * res_words * 4,
+            ),
+        ] {
+            scratch.ensure(&self.ctx, bytes, what)?;
+        }
+        let buf = |what| scratch.get(what);
+        let (scal, ib) = (buf("msm scalars")?, buf("msm indices")?);
+        self.ctx.write(scal, host::fr_as_words(sc), "msm scalars")?;
+        self.ctx.write(ib, idx, "msm indices")?;
+        let (counts, sorted, digits) = (buf("msm counts")?, buf("msm sorted")?, buf("msm digits")?);
+        let (buckets, res, partials) = (
+            buf("msm buckets")?,
+            buf("msm batch sums")?,
+            buf("msm chunk sums")?,
+        );
+        let all = buf("msm window sums")?;
         let kc = self.ctx.radix.fr_k_canonical();
-        self.ctx.run(
-            "msm scalars",
-            &[job(
-                Module::Fr,
-                "fr_mul_const",
-                params(&[n as u32], &kc),
-                &[(1, &scal)],
-                n,
-            )],
-            &[],
-        )?;
-        let mut w0 = 0u32;
-        while w0 < windows {
-            let nw = batch.min(windows - w0) as u64;
-            let counts = self.ctx.storage(2 * nw * nb * 4, "msm counts")?;
-            let sorted = self.ctx.storage(nw * n * 4, "msm sorted")?;
-            let digits = self.ctx.storage(nw * n * 4, "msm digits")?;
-            let buckets = self.ctx.storage(nw * nb * pt_words * 4, "msm buckets")?;
-            let res = self
-                .ctx
-                .storage(nw * t_per * pt_words * 4, "msm window sums")?;
-            let partials = self.ctx.storage(nw * partial_bytes, "msm chunk sums")?;
-            let sp = params(&[n as u32, c, nb as u32, w0, nw as u32], &[]);
-            let mut jobs = vec![
-                job(
-                    Module::Sort,
-                    "msm_digits",
-                    sp,
-                    &[(1, &scal), (5, &digits)],
-                    n,
-                ),
-                job(
-                    Module::Sort,
-                    "msm_hist",
-                    sp,
-                    &[(3, &counts), (5, &digits)],
-                    n,
-                ),
-                job(Module::Sort, "msm_scan", sp, &[(3, &counts)], nw),
-                job(
-                    Module::Sort,
-                    "msm_scatter",
-                    sp,
-                    &[(2, &ib), (3, &counts), (4, &sorted), (5, &digits)],
-                    n,
-                ),
-            ];
-            let balanced_params = |mode: u32| {
-                let (l, nc) = (BALANCED_CHUNK as u32, chunks as u32);
-                params(&[n as u32, nb as u32, nw as u32, l, nc, mode], &[])
-            };
-            jobs.extend([
-                job(
-                    m,
-                    "msm_acc_balanced",
-                    balanced_params(2),
-                    &[
-                        (1, bases),
-                        (2, &sorted),
-                        (3, &counts),
-                        (4, &buckets),
-                        (5, &partials),
-                    ],
-                    nw * chunks,
-                ),
-                job(
-                    m,
-                    "msm_acc_balanced",
-                    balanced_params(3),
-                    &[(3, &counts), (4, &buckets), (5, &partials)],
-                    nw * nb,
-                ),
-                job(
-                    m,
-                    "msm_acc",
-                    params(&[0, nb as u32, nw as u32, t_per as u32, 0, 1], &[]),
-                    &[(4, &buckets), (5, &res)],
-                    nw * t_per,
-                ),
-                job(
-                    m,
-                    "fq_mul_const",
-                    params(&[(nw * t_per * 4 * fw / 12) as u32], &kfrom),
-                    &[(1, &res)],
-                    nw * t_per * 4 * fw / 12,
-                ),
-            ]);
-            let words = self
-                .ctx
-                .run("msm", &jobs, &[(&res, 0, nw * t_per * pt_words)])?;
-            let words = words.into_iter().next().unwrap_or_default();
-            for k in 0..nw {
-                let a = (k * t_per * pt_words) as usize;
-                let b = ((k + 1) * t_per * pt_words) as usize;
-                out.windows
-                    .push(words.get(a..b).unwrap_or_default().to_vec());
+        let mut steps = vec![Step::Run(job(
+            Module::Fr,
+            "fr_mul_const",
+            params(&[n as u32], &kc),
+            &[(1, scal)],
+            n,
+        ))];
+        let mut first = 0u32;
+        while first < windows {
+            let upto = (u64::from(first) + per_read).min(windows.into()) as u32;
+            let mut w0 = first;
+            while w0 < upto {
+                let nw = batch.min(u64::from(upto - w0));
+                steps.extend([counts, sorted, digits, buckets, res, partials].map(Step::Clear));
+                let sp = params(&[n as u32, c, nb as u32, w0, nw as u32], &[]);
+                let balanced_params = |mode: u32| {
+                    let (l, nc) = (BALANCED_CHUNK as u32, chunks as u32);
+                    params(&[n as u32, nb as u32, nw as u32, l, nc, mode], &[])
+                };
+                let jobs = [
+                    job(Module::Sort, "msm_digits", sp, &[(1, scal), (5, digits)], n),
+                    job(Module::Sort, "msm_hist", sp, &[(3, counts), (5, digits)], n),
+                    job(Module::Sort, "msm_scan", sp, &[(3, counts)], nw),
+                    job(
+                        Module::Sort,
+                        "msm_scatter",
+                        sp,
+                        &[(2, ib), (3, counts), (4, sorted), (5, digits)],
+                        n,
+                    ),
+                    job(
+                        m,
+                        "msm_acc_balanced",
+                        balanced_params(2),
+                        &[
+                            (1, bases),
+                            (2, sorted),
+                            (3, counts),
+                            (4, buckets),
+                            (5, partials),
+                        ],
+                        nw * chunks,
+                    ),
+                    job(
+                        m,
+                        "msm_acc_balanced",
+                        balanced_params(3),
+                        &[(3, counts), (4, buckets), (5, partials)],
+                        nw * nb,
+                    ),
+                    job(
+                        m,
+                        "msm_acc",
+                        params(&[0, nb as u32, nw as u32, t_per as u32, 0, 1], &[]),
+                        &[(4, buckets), (5, res)],
+                        nw * t_per,
+                    ),
+                    job(
+                        m,
+                        "fq_mul_const",
+                        params(&[(nw * t_per * 4 * fw / 12) as u32], &kfrom),
+                        &[(1, res)],
+                        nw * t_per * 4 * fw / 12,
+                    ),
+                ];
+                steps.extend(jobs.map(Step::Run));
+                steps.push(Step::Copy {
+                    src: res,
+                    dst: all,
+                    at: u64::from(w0 - first) * res_words * 4,
+                    bytes: nw * res_words * 4,
+                });
+                w0 += nw as u32;
             }
-            w0 += nw as u32;
+            let reads = [(all, 0, u64::from(upto - first) * res_words)];
+            self.ctx.run_steps("msm", &steps, &reads, &mut |_, words| {
+                let sums = words.chunks(res_words as usize).map(<[u32]>::to_vec);
+                out.windows.extend(sums);
+            })?;
+            steps.clear();
+            first = upto;
         }
         Ok(out)
     }
