@@ -133,8 +133,11 @@ pub(crate) struct Ctx {
     /// The pipeline cache kept on disk (`Options::pipeline_cache_dir`), where
     /// the adapter has `PIPELINE_CACHE`.
     pub disk_cache: Option<DiskCache>,
-    /// The staging slots of large writes.
-    uploads: crate::upload::Uploader,
+    /// The staging slots of large writes and reads, and the least transfer
+    /// that goes through them (bytes).
+    uploads: crate::staging::Uploader,
+    downloads: crate::staging::Downloader,
+    staged_min: u64,
 }
 
 /// One kernel launch: `threads` invocations of `entry` in `module`, buffers
@@ -337,6 +340,7 @@ impl Ctx {
             })
             .collect();
         let binding = binding_limit(&limits, max_binding);
+        let (slot, staged_min) = crate::staging::sizes(binding);
         let disk_cache = match cache_file {
             Some(path) => catch("pipeline cache", || pipeline_cache::open(&device, path))
                 .ok()
@@ -366,7 +370,9 @@ impl Ctx {
             timing: AtomicBool::new(false),
             compile_ns: AtomicU64::new(0),
             disk_cache,
-            uploads: Default::default(),
+            uploads: crate::staging::Uploader::new(slot),
+            downloads: crate::staging::Downloader::new(slot),
+            staged_min,
         };
         ctx.check("device setup")?;
         Ok(ctx)
@@ -550,7 +556,7 @@ impl Ctx {
         let Some(size) = wgpu::BufferSize::new(bytes.len() as u64) else {
             return Ok(());
         };
-        if bytes.len() >= crate::upload::RING_MIN_BYTES {
+        if bytes.len() as u64 >= self.staged_min {
             catch("upload", || {
                 let fill = |dst: wgpu::WriteOnly<'_, [u8]>, src: &[u8]| {
                     par_copy_in(dst, src, copy_threads(), 16 << 20)
@@ -580,19 +586,27 @@ impl Ctx {
         jobs: &[Job<'_>],
         reads: &[(&wgpu::Buffer, u64, u64)],
     ) -> Result<Vec<Vec<u32>>, WgpuError> {
-        let mut out = vec![Vec::new(); reads.len()];
-        self.run_reading(what, jobs, reads, &mut |i, words| out[i] = words.to_vec())?;
+        let mut out: Vec<Vec<u32>> = reads
+            .iter()
+            .map(|r| Vec::with_capacity(r.2 as usize))
+            .collect();
+        self.run_reading(what, jobs, reads, &mut |i, _, words| {
+            out[i].extend_from_slice(words)
+        })?;
         Ok(out)
     }
 
-    /// [`Self::run`] handing read `i`'s words to `read` where they are mapped,
-    /// instead of copying them into a vector first (gigabytes for an H).
+    /// [`Self::run`] handing read `i`'s words to `read(i, offset, words)`
+    /// where they are mapped, instead of copying them into a vector first
+    /// (gigabytes for an H): in one piece (offset 0) for a small read, in
+    /// order a staging slot at a time for a large one, `offset` counting
+    /// words from the read's start.
     pub fn run_reading(
         &self,
         what: &str,
         jobs: &[Job<'_>],
         reads: &[(&wgpu::Buffer, u64, u64)],
-        read: &mut dyn FnMut(usize, &[u32]),
+        read: &mut dyn FnMut(usize, u64, &[u32]),
     ) -> Result<(), WgpuError> {
         let steps: Vec<Step<'_>> = jobs.iter().map(|j| Step::Run(*j)).collect();
         self.run_steps(what, &steps, reads, read)
@@ -605,9 +619,16 @@ impl Ctx {
         what: &str,
         steps: &[Step<'_>],
         reads: &[(&wgpu::Buffer, u64, u64)],
-        read: &mut dyn FnMut(usize, &[u32]),
+        read: &mut dyn FnMut(usize, u64, &[u32]),
     ) -> Result<(), WgpuError> {
         self.check(what)?;
+        // Large reads go through the read-back slots once the steps are done.
+        let large = |n: u64| n * 4 >= self.staged_min;
+        let small: Vec<(usize, &(&wgpu::Buffer, u64, u64))> = reads
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !large(r.2))
+            .collect();
         let jobs: Vec<&Job<'_>> = steps
             .iter()
             .filter_map(|s| match s {
@@ -718,8 +739,8 @@ impl Ctx {
                 pass.set_bind_group(0, &groups[i], &[]);
                 pass.dispatch_workgroups(x as u32, y as u32, 1);
             }
-            let mut stagings = Vec::with_capacity(reads.len());
-            for (b, off, n) in reads {
+            let mut stagings = Vec::with_capacity(small.len());
+            for (_, (b, off, n)) in &small {
                 let s = self.device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("readback"),
                     size: (n * 4).max(4).div_ceil(4) * 4,
@@ -782,13 +803,13 @@ impl Ctx {
                     return Err(WgpuError::gpu(what, format!("map_async: {e}")));
                 }
             }
-            for (i, (s, (_, _, n))) in stagings.iter().zip(reads).enumerate() {
+            for (s, (i, (_, _, n))) in stagings.iter().zip(&small) {
                 let v = s
                     .slice(..)
                     .get_mapped_range()
                     .map_err(|e| WgpuError::gpu(what, format!("get_mapped_range: {e}")))?;
                 let words: &[u32] = bytemuck::cast_slice(&v);
-                read(i, &words[..*n as usize]);
+                read(*i, 0, &words[..*n as usize]);
                 drop(v);
                 s.unmap();
             }
@@ -803,6 +824,11 @@ impl Ctx {
                 self.gpu_ns.fetch_add(ns as u64, Ordering::Relaxed);
                 drop(v);
                 s.unmap();
+            }
+            for (i, r) in reads.iter().enumerate().filter(|(_, r)| large(r.2)) {
+                let take = &mut |at: u64, words: &[u32]| read(i, at, words);
+                self.downloads
+                    .read(&self.device, &self.queue, *r, take, what)?;
             }
             Ok(())
         })??;

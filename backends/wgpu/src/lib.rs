@@ -34,7 +34,7 @@ mod ntt_chunks;
 mod pipeline_cache;
 mod setup;
 mod shaders;
-mod upload;
+mod staging;
 
 pub use crossgroth_gpu_host::{Curve, HostBases, G1, G2};
 pub use device::{Bases, Options, WgpuDevice};

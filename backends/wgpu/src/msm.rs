@@ -553,10 +553,13 @@ impl WgpuDevice {
                 w0 += nw as u32;
             }
             let reads = [(all, 0, u64::from(upto - first) * res_words)];
-            self.ctx.run_steps("msm", &steps, &reads, &mut |_, words| {
-                let sums = words.chunks(res_words as usize).map(<[u32]>::to_vec);
-                out.windows.extend(sums);
-            })?;
+            let mut sums = Vec::with_capacity(reads[0].2 as usize);
+            self.ctx
+                .run_steps("msm", &steps, &reads, &mut |_, _, words| {
+                    sums.extend_from_slice(words)
+                })?;
+            out.windows
+                .extend(sums.chunks(res_words as usize).map(<[u32]>::to_vec));
             steps.clear();
             first = upto;
         }

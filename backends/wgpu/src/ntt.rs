@@ -286,7 +286,7 @@ impl WgpuDevice {
             "compute_h",
             &jobs,
             &[(&bufs[0], 0, (m - 1) * 8)],
-            &mut |_, words| words_into_fr(words, out),
+            &mut |_, at, words| words_into_fr(words, &mut out[(at / 8) as usize..]),
         )
     }
 }

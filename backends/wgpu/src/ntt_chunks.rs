@@ -186,7 +186,9 @@ impl WgpuDevice {
         for (a, buf) in bufs.iter().enumerate() {
             let col = rev(a, kl);
             let out = &mut *out;
-            let scatter = &mut |_: usize, words: &[u32]| {
+            let scatter = &mut |_: usize, at: u64, words: &[u32]| {
+                // this piece's rows, from row at / 8 on
+                let out = &mut out[(at / 8) as usize * k..];
                 std::thread::scope(|sc| {
                     for (block, src) in out.chunks_mut(k * rows).zip(words.chunks(8 * rows)) {
                         sc.spawn(move || {
