@@ -227,6 +227,18 @@ impl Scratch {
     }
 }
 
+/// Wall time of an MSM's host-side phases, for the log of a large one.
+#[derive(Default)]
+struct Phases {
+    split: std::time::Duration,
+    /// Streamed bases: chunks written, and converted on the device.
+    written: std::time::Duration,
+    converted: std::time::Duration,
+    written_bytes: u64,
+    /// The device passes, from their writes to their window sums read back.
+    passes: std::time::Duration,
+}
+
 /// MSMs of at least this many scalars log where their time went.
 const LOGGED_MSM_TERMS: usize = 1 << 22;
 
@@ -294,7 +306,13 @@ impl WgpuDevice {
         }
         let began = std::time::Instant::now();
         let device_before = self.ctx.gpu_ns.load(std::sync::atomic::Ordering::Relaxed);
-        let outs = self.window_sums(bases, first, scalars, density)?;
+        let mut phases = Phases::default();
+        let outs = self.window_sums(bases, first, scalars, density, &mut phases)?;
+        let folded = std::time::Instant::now();
+        let sum = match C::GROUP {
+            Group::G1 => same_type(fold_all::<G1>(&outs)),
+            Group::G2 => same_type(fold_all::<G2>(&outs)),
+        };
         if scalars.len() >= LOGGED_MSM_TERMS {
             // Where a large MSM's time goes (device time where it is being
             // timed), for whoever tunes this path.
@@ -306,8 +324,18 @@ impl WgpuDevice {
                 }
                 false => "device time not measured".into(),
             };
+            let streamed = match bases.is_streamed() {
+                true => format!(
+                    "; bases: {:.1} GB written in {:.2} s, converted in {:.2} s",
+                    phases.written_bytes as f64 / 1e9,
+                    phases.written.as_secs_f64(),
+                    phases.converted.as_secs_f64()
+                ),
+                false => String::new(),
+            };
             log::info!(
-                "wgpu: {} MSM of {} scalars over {} {} bases in {:.2} s, {device}",
+                "wgpu: {} MSM of {} scalars over {} {} bases in {:.2} s, {device}; \
+                 split {:.2} s, passes {:.2} s, fold {:.2} s{streamed}",
                 C::NAME,
                 scalars.len(),
                 bases.len,
@@ -317,13 +345,12 @@ impl WgpuDevice {
                     "resident"
                 },
                 began.elapsed().as_secs_f64(),
+                phases.split.as_secs_f64(),
+                phases.passes.as_secs_f64(),
+                folded.elapsed().as_secs_f64(),
             );
         }
-        match C::GROUP {
-            Group::G1 => same_type(fold_all::<G1>(&outs)),
-            Group::G2 => same_type(fold_all::<G2>(&outs)),
-        }
-        .ok_or_else(|| {
+        sum.ok_or_else(|| {
             WgpuError::InvalidInput(format!("msm: the {} point type is not blst's", C::NAME))
         })
     }
@@ -336,8 +363,11 @@ impl WgpuDevice {
         first: usize,
         scalars: &[blst_fr],
         density: Option<&[u64]>,
+        phases: &mut Phases,
     ) -> Result<Vec<MsmOut>, WgpuError> {
+        let t = std::time::Instant::now();
         let Split { idx, sc, ones } = split_scalars(scalars, density, bases.len, first)?;
+        phases.split = t.elapsed();
         let pt_bytes = 4 * 2 * C::FE_WORDS as u64 * 4;
         let pl = pass_limits(self.ctx.binding, pt_bytes, C::NAME)?;
         let _g = self.lock()?;
@@ -370,7 +400,7 @@ impl WgpuDevice {
             let buf = match &source {
                 Source::Streamed { points, window } => {
                     let points = &points[lo as usize..(hi as usize).min(bases.len)];
-                    self.fill_window::<C>(window, points)?;
+                    self.fill_window::<C>(window, points, phases)?;
                     window
                 }
                 Source::Resident(chunks) => chunks.get(k).ok_or_else(|| {
@@ -381,6 +411,7 @@ impl WgpuDevice {
                     ))
                 })?,
             };
+            let t = std::time::Instant::now();
             if !terms.is_empty() {
                 let ix = rebased(&idx[terms.clone()], lo);
                 outs.push(self.windows_pass::<C>(buf, &ix, &sc[terms], pl.c_max, &mut scratch)?);
@@ -389,6 +420,7 @@ impl WgpuDevice {
                 let ix = rebased(&ones[units], lo);
                 outs.push(self.ones_pass::<C>(buf, &ix, pl.ones_sums_max)?);
             }
+            phases.passes += t.elapsed();
         }
         Ok(outs)
     }
@@ -399,11 +431,18 @@ impl WgpuDevice {
         &self,
         window: &wgpu::Buffer,
         points: &[C::Affine],
+        phases: &mut Phases,
     ) -> Result<(), WgpuError> {
         let what = "streamed bases window";
         let words = crate::device::affine_words::<C>(points)?;
+        let t = std::time::Instant::now();
         self.ctx.write(window, words, what)?;
-        self.to_device_form::<C>(window, points.len(), what)
+        phases.written += t.elapsed();
+        phases.written_bytes += 4 * words.len() as u64;
+        let t = std::time::Instant::now();
+        self.to_device_form::<C>(window, points.len(), what)?;
+        phases.converted += t.elapsed();
+        Ok(())
     }
 
     /// The window sums of the scalars `sc` (neither 0 nor 1) over the bases
