@@ -9,11 +9,12 @@ use crate::error::WgpuError;
 /// The scalars as the device pass takes them: `sc` (neither 0 nor 1) with the
 /// rank of each one's base in `idx`, and the base ranks of the scalars 1 in
 /// `ones`; a scalar's base rank counts the included variables before it (all
-/// of them without a density).
+/// of them without a density). `sc` borrows the scalars where every one of
+/// them is in it (a dense vector such as H's: gigabytes not copied).
 #[derive(Debug, Default, PartialEq)]
-pub(crate) struct Split {
+pub(crate) struct Split<'a> {
     pub idx: Vec<u32>,
-    pub sc: Vec<blst_fr>,
+    pub sc: std::borrow::Cow<'a, [blst_fr]>,
     pub ones: Vec<u32>,
 }
 
@@ -22,12 +23,12 @@ pub(crate) struct Split {
 /// follow another's). Errors: `first` past the bases, more scalars than bases
 /// from `first` on (without a density), a density shorter than the scalars, or
 /// one that includes more than those bases.
-pub(crate) fn split_scalars(
-    scalars: &[blst_fr],
+pub(crate) fn split_scalars<'a>(
+    scalars: &'a [blst_fr],
     density: Option<&[u64]>,
     nbases: usize,
     first: usize,
-) -> Result<Split, WgpuError> {
+) -> Result<Split<'a>, WgpuError> {
     let Some(nbases) = nbases.checked_sub(first) else {
         return Err(WgpuError::InvalidInput(format!(
             "msm: starts at base {first} of {nbases}"
@@ -115,13 +116,22 @@ pub(crate) fn split_scalars(
     });
     let total_others: usize = counts.iter().map(|c| c.0).sum();
     let total_ones: usize = counts.iter().map(|c| c.1).sum();
-    let mut out = Split {
-        idx: vec![0; total_others],
-        sc: vec![blst_fr::default(); total_others],
-        ones: vec![0; total_ones],
-    };
+    // The scalars' vector is written only by the threads below: a filled
+    // vec! would first write its gigabytes on this one thread (the ranks'
+    // zeroed vectors cost nothing until touched).
+    if density.is_none() && total_others == n {
+        return Ok(Split {
+            idx: (first..first + n).map(|r| r as u32).collect(),
+            sc: std::borrow::Cow::Borrowed(scalars),
+            ones: Vec::new(),
+        });
+    }
+    let mut idx = vec![0; total_others];
+    let mut sc = Vec::with_capacity(total_others);
+    let mut ones = vec![0; total_ones];
     {
-        let (mut idx, mut sc, mut ones) = (&mut out.idx[..], &mut out.sc[..], &mut out.ones[..]);
+        let spare = &mut sc.spare_capacity_mut()[..total_others];
+        let (mut idx, mut sc, mut ones) = (&mut idx[..], spare, &mut ones[..]);
         let mut jobs = Vec::with_capacity(ranges.len());
         for ((&(lo, hi), &(no, n1)), &rank) in ranges.iter().zip(&counts).zip(&first_rank) {
             let (i0, i1) = std::mem::take(&mut idx).split_at_mut(no);
@@ -141,7 +151,7 @@ pub(crate) fn split_scalars(
                         match class(s) {
                             2 => {
                                 idx[k] = rank as u32;
-                                scs[k] = *s;
+                                scs[k].write(*s);
                                 k += 1;
                             }
                             1 => {
@@ -156,7 +166,15 @@ pub(crate) fn split_scalars(
             }
         });
     }
-    Ok(out)
+    // SAFETY: the threads wrote every one of the first total_others slots:
+    // each chunk's share holds exactly the count of its scalars of class 2
+    // that the first pass made over the same (immutable) scalars and density.
+    unsafe { sc.set_len(total_others) };
+    Ok(Split {
+        idx,
+        sc: sc.into(),
+        ones,
+    })
 }
 
 /// f over each item, one thread an item, results in order.
@@ -202,7 +220,7 @@ mod tests {
     use super::{window_bits, Split};
     use blst::blst_fr;
     /// The split of one thread, scalar by scalar (what split_scalars must equal).
-    fn split_reference(s: &[blst_fr], density: Option<&[u64]>, first: u32) -> Split {
+    fn split_reference(s: &[blst_fr], density: Option<&[u64]>, first: u32) -> Split<'static> {
         let one = crate::host::fr_from_u64(1).l;
         let mut out = Split::default();
         let mut rank = first;
@@ -214,7 +232,7 @@ mod tests {
                 out.ones.push(rank);
             } else if x.l != [0u64; 4] {
                 out.idx.push(rank);
-                out.sc.push(*x);
+                out.sc.to_mut().push(*x);
             }
             rank += 1;
         }
@@ -253,6 +271,16 @@ mod tests {
                 "n = {n}, density, from 70"
             );
         }
+        // every scalar neither 0 nor 1: borrowed, not copied
+        let dense: Vec<blst_fr> = (0..5000)
+            .map(|_| crate::host::fr_from_u64((next() >> 1) | 2))
+            .collect();
+        let got = super::split_scalars(&dense, None, 5007, 7).unwrap();
+        assert_eq!(got, split_reference(&dense, None, 7), "dense");
+        assert!(
+            matches!(got.sc, std::borrow::Cow::Borrowed(_)),
+            "dense: copied"
+        );
         // starting past the bases, or with too few left from there
         assert!(super::split_scalars(&[], None, 3, 4).is_err());
         assert!(super::split_scalars(&[], None, 3, 3).is_ok());
