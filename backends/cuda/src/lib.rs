@@ -248,6 +248,49 @@ pub struct CudaDevice {
     pool: Option<usize>,
 }
 
+impl Drop for CudaDevice {
+    /// The pool is the device's, not this backend's: the freed memory it keeps
+    /// for reuse (up to the resident bases and a quarter of the device, see
+    /// retain_freed_memory) would stay reserved by this process once its last
+    /// backend on the device is gone, and the next user of the device (a wgpu
+    /// engine on the same GPU, another process) would find it taken. The last
+    /// backend's own buffers go first; then the pool keeps nothing and gives
+    /// back what is unused.
+    fn drop(&mut self) {
+        let Some(pool) = self.pool else { return };
+        if !pool_users(pool, -1) {
+            return;
+        }
+        self.twiddle_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        *self.staging.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.copy_lane.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.witness_lane.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let _ = self.stream.synchronize();
+        set_pool_threshold(pool, 0);
+        // SAFETY: the default pool of this backend's device, which lives as
+        // long as the driver; trimming only returns unused memory.
+        unsafe {
+            cudarc::driver::sys::cuMemPoolTrimTo(pool as cudarc::driver::sys::CUmemoryPool, 0)
+        };
+    }
+}
+
+/// Counts this process's backends on a device's pool (`change` +1 or -1);
+/// true when the last one leaves.
+fn pool_users(pool: usize, change: isize) -> bool {
+    static USERS: Mutex<Option<std::collections::HashMap<usize, usize>>> = Mutex::new(None);
+    let mut users = USERS.lock().unwrap_or_else(|p| p.into_inner());
+    let count = users
+        .get_or_insert_with(Default::default)
+        .entry(pool)
+        .or_insert(0);
+    *count = count.saturating_add_signed(change);
+    *count == 0
+}
+
 macro_rules! launch {
     ($self:expr, $f:expr, $threads:expr, $block:expr; $($arg:expr),* $(,)?) => {
         launch_on!($self.stream, $f, $threads, $block; $($arg),*)
@@ -449,6 +492,9 @@ impl CudaDevice {
             fr_first_unsatisfied: f("fr_first_unsatisfied")?,
             fq_inverse_batch: f("fq_inverse_batch")?,
         };
+        if let Some(pool) = pool {
+            pool_users(pool, 1);
+        }
         Ok(CudaDevice {
             info,
             ctx,
@@ -622,5 +668,20 @@ impl CudaDevice {
         unsafe { self.stream.launch_builder(&f).launch(cfg) }
             .map_err(|e| CudaError::launch("fault_for_tests", e))?;
         self.sync("fault_for_tests")
+    }
+}
+
+#[cfg(test)]
+mod pool_tests {
+    #[test]
+    fn the_last_backend_on_a_pool_is_told_so() {
+        let pool = 0x5eed_0001;
+        super::pool_users(pool, 1);
+        super::pool_users(pool, 1);
+        assert!(!super::pool_users(pool, -1));
+        assert!(super::pool_users(pool, -1));
+        // another pool's count is its own
+        super::pool_users(pool + 1, 1);
+        assert!(super::pool_users(pool + 1, -1));
     }
 }

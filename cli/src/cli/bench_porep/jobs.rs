@@ -84,6 +84,15 @@ pub(super) fn compare_backend(
             ", witnesses not sent ahead"
         }
     );
+    // What the first engine left on the device decides the compared one's
+    // placement (its bases stream where the room is short).
+    if let Some((free, total)) = backends[0].memory() {
+        println!(
+            "compare: {} of {} device memory in use before the compared engine starts",
+            bytesize::ByteSize(total.saturating_sub(free) as u64),
+            bytesize::ByteSize(total as u64)
+        );
+    }
     let engine = Engine::start(config, backends)?;
     engine.wait_ready();
     let (bytes, _) = prove_jobs(&engine, params, bench, partitions, args)?;
