@@ -120,8 +120,19 @@ pub(crate) fn split_scalars<'a>(
     // vec! would first write its gigabytes on this one thread (the ranks'
     // zeroed vectors cost nothing until touched).
     if density.is_none() && total_others == n {
+        let mut idx = vec![0u32; n];
+        let per = chunk.max(1);
+        std::thread::scope(|sc| {
+            for (k, part) in idx.chunks_mut(per).enumerate() {
+                sc.spawn(move || {
+                    for (j, r) in part.iter_mut().enumerate() {
+                        *r = (first + k * per + j) as u32;
+                    }
+                });
+            }
+        });
         return Ok(Split {
-            idx: (first..first + n).map(|r| r as u32).collect(),
+            idx,
             sc: std::borrow::Cow::Borrowed(scalars),
             ones: Vec::new(),
         });

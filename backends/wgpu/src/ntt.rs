@@ -295,7 +295,9 @@ impl WgpuDevice {
 /// over the host's threads.
 pub(crate) fn words_into_fr(words: &[u32], out: &mut [blst_fr]) {
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-    let per = out.len().div_ceil(threads).max(1 << 16);
+    // split by what was read (a staging slot's piece of a longer `out`)
+    let n = out.len().min(words.len() / 8);
+    let per = n.div_ceil(threads).max(1 << 16);
     std::thread::scope(|sc| {
         for (o, w) in out.chunks_mut(per).zip(words.chunks(8 * per)) {
             sc.spawn(move || {

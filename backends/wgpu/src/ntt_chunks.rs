@@ -182,13 +182,14 @@ impl WgpuDevice {
         let k = bufs.len();
         let kl = k.ilog2();
         let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-        let rows = (1usize << e).div_ceil(threads).max(1);
         for (a, buf) in bufs.iter().enumerate() {
             let col = rev(a, kl);
             let out = &mut *out;
             let scatter = &mut |_: usize, at: u64, words: &[u32]| {
-                // this piece's rows, from row at / 8 on
+                // this piece's rows (a staging slot's), from row at / 8 on,
+                // split over the threads
                 let out = &mut out[(at / 8) as usize * k..];
+                let rows = (words.len() / 8).div_ceil(threads).max(1);
                 std::thread::scope(|sc| {
                     for (block, src) in out.chunks_mut(k * rows).zip(words.chunks(8 * rows)) {
                         sc.spawn(move || {
