@@ -268,13 +268,8 @@ impl Drop for CudaDevice {
         *self.staging.lock().unwrap_or_else(|p| p.into_inner()) = None;
         *self.copy_lane.lock().unwrap_or_else(|p| p.into_inner()) = None;
         *self.witness_lane.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        let _ = self.stream.synchronize();
         set_pool_threshold(pool, 0);
-        // SAFETY: the default pool of this backend's device, which lives as
-        // long as the driver; trimming only returns unused memory.
-        unsafe {
-            cudarc::driver::sys::cuMemPoolTrimTo(pool as cudarc::driver::sys::CUmemoryPool, 0)
-        };
+        self.trim_pool();
     }
 }
 
@@ -557,6 +552,15 @@ impl CudaDevice {
     /// for reuse (see retain_freed_memory) is first given back, so that the
     /// figure is what another allocation or process could get.
     pub fn memory(&self) -> Result<(usize, usize), CudaError> {
+        self.trim_pool();
+        self.ctx
+            .mem_get_info()
+            .map_err(|e| CudaError::driver("cuMemGetInfo", e))
+    }
+
+    /// Gives the pool's unused memory back to the driver, once the work
+    /// queued on the stream (which may free more) is done.
+    fn trim_pool(&self) {
         if let Some(pool) = self.pool {
             let _ = self.stream.synchronize();
             // SAFETY: the default pool of this backend's device, which lives as
@@ -565,9 +569,6 @@ impl CudaDevice {
                 cudarc::driver::sys::cuMemPoolTrimTo(pool as cudarc::driver::sys::CUmemoryPool, 0)
             };
         }
-        self.ctx
-            .mem_get_info()
-            .map_err(|e| CudaError::driver("cuMemGetInfo", e))
     }
 
     /// The pool's release threshold counts memory in use too: once resident

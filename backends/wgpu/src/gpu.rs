@@ -550,7 +550,7 @@ impl Ctx {
     /// Writes `words` at the start of `buf` (ordered before later submissions).
     /// The copy into staging memory is split over the host's threads: at
     /// Filecoin sizes one core's memcpy is slower than the transfer. Large
-    /// writes reuse the device's staging slots (`upload.rs`).
+    /// writes reuse the device's staging slots (`staging.rs`).
     pub fn write(&self, buf: &wgpu::Buffer, words: &[u32], what: &str) -> Result<(), WgpuError> {
         let bytes: &[u8] = bytemuck::cast_slice(words);
         let Some(size) = wgpu::BufferSize::new(bytes.len() as u64) else {

@@ -116,37 +116,22 @@ pub(crate) fn split_scalars<'a>(
     });
     let total_others: usize = counts.iter().map(|c| c.0).sum();
     let total_ones: usize = counts.iter().map(|c| c.1).sum();
-    // The scalars' vector is written only by the threads below: a filled
-    // vec! would first write its gigabytes on this one thread (the ranks'
-    // zeroed vectors cost nothing until touched).
-    if density.is_none() && total_others == n {
-        let mut idx = vec![0u32; n];
-        let per = chunk.max(1);
-        std::thread::scope(|sc| {
-            for (k, part) in idx.chunks_mut(per).enumerate() {
-                sc.spawn(move || {
-                    for (j, r) in part.iter_mut().enumerate() {
-                        *r = (first + k * per + j) as u32;
-                    }
-                });
-            }
-        });
-        return Ok(Split {
-            idx,
-            sc: std::borrow::Cow::Borrowed(scalars),
-            ones: Vec::new(),
-        });
-    }
+    // Where every scalar is in `sc` (no density, no 0 or 1: H's coefficients)
+    // it borrows them; else the copy is written only by the threads below
+    // (a filled vec! would first write its gigabytes on this one thread; the
+    // ranks' zeroed vectors cost nothing until touched).
+    let borrow = density.is_none() && total_others == n;
+    let copied = if borrow { 0 } else { total_others };
     let mut idx = vec![0; total_others];
-    let mut sc = Vec::with_capacity(total_others);
+    let mut sc = Vec::with_capacity(copied);
     let mut ones = vec![0; total_ones];
     {
-        let spare = &mut sc.spare_capacity_mut()[..total_others];
+        let spare = &mut sc.spare_capacity_mut()[..copied];
         let (mut idx, mut sc, mut ones) = (&mut idx[..], spare, &mut ones[..]);
         let mut jobs = Vec::with_capacity(ranges.len());
         for ((&(lo, hi), &(no, n1)), &rank) in ranges.iter().zip(&counts).zip(&first_rank) {
             let (i0, i1) = std::mem::take(&mut idx).split_at_mut(no);
-            let (s0, s1) = std::mem::take(&mut sc).split_at_mut(no);
+            let (s0, s1) = std::mem::take(&mut sc).split_at_mut(if borrow { 0 } else { no });
             let (o0, o1) = std::mem::take(&mut ones).split_at_mut(n1);
             (idx, sc, ones) = (i1, s1, o1);
             jobs.push((lo, hi, rank, i0, s0, o0));
@@ -162,7 +147,9 @@ pub(crate) fn split_scalars<'a>(
                         match class(s) {
                             2 => {
                                 idx[k] = rank as u32;
-                                scs[k].write(*s);
+                                if !borrow {
+                                    scs[k].write(*s);
+                                }
                                 k += 1;
                             }
                             1 => {
@@ -175,6 +162,13 @@ pub(crate) fn split_scalars<'a>(
                     }
                 });
             }
+        });
+    }
+    if borrow {
+        return Ok(Split {
+            idx,
+            sc: std::borrow::Cow::Borrowed(scalars),
+            ones,
         });
     }
     // SAFETY: the threads wrote every one of the first total_others slots:

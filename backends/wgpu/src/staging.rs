@@ -56,7 +56,7 @@ impl Uploader {
         }
     }
 
-    /// Writes `bytes` at `offset` of `dst` (ordered before later
+    /// Writes `bytes` at the start of `dst` (ordered before later
     /// submissions), a slot at a time. `fill` copies host bytes into a
     /// mapped slot.
     pub fn write(
@@ -73,16 +73,9 @@ impl Uploader {
             .lock()
             .map_err(|_| WgpuError::gpu(what, "poisoned upload lock"))?;
         if slots.is_empty() {
-            for _ in 0..2 {
-                slots.push(Slot {
-                    buf: device.create_buffer(&wgpu::BufferDescriptor {
-                        label: Some("upload slot"),
-                        size: self.slot_bytes,
-                        usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
-                        mapped_at_creation: true,
-                    }),
-                    copying: None,
-                });
+            let usage = wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC;
+            for buf in slot_pair(device, "upload slot", self.slot_bytes, usage, true) {
+                slots.push(Slot { buf, copying: None });
             }
         }
         for (k, piece) in bytes.chunks(self.slot_bytes as usize).enumerate() {
@@ -116,12 +109,37 @@ fn remap(
     index: wgpu::SubmissionIndex,
     what: &str,
 ) -> Result<(), WgpuError> {
+    let state = map(buf, wgpu::MapMode::Write, buf.size());
+    wait_mapped(device, index, &state, what)
+}
+
+/// Two staging buffers of `bytes` each.
+fn slot_pair(
+    device: &wgpu::Device,
+    label: &str,
+    bytes: u64,
+    usage: wgpu::BufferUsages,
+    mapped_at_creation: bool,
+) -> [wgpu::Buffer; 2] {
+    [(); 2].map(|_| {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: bytes,
+            usage,
+            mapped_at_creation,
+        })
+    })
+}
+
+/// Asks for `buf`'s first `len` bytes to be mapped once its copies are
+/// done; the state says when (MAPPING, then MAPPED or FAILED).
+fn map(buf: &wgpu::Buffer, mode: wgpu::MapMode, len: u64) -> Arc<AtomicU8> {
     let state = Arc::new(AtomicU8::new(MAPPING));
     let s = state.clone();
-    buf.map_async(wgpu::MapMode::Write, .., move |r| {
+    buf.map_async(mode, ..len, move |r| {
         s.store(if r.is_ok() { MAPPED } else { FAILED }, Ordering::SeqCst);
     });
-    wait_mapped(device, index, &state, what)
+    state
 }
 
 /// The two read-back slots, made on the first large read.
@@ -163,14 +181,14 @@ impl Downloader {
             .lock()
             .map_err(|_| WgpuError::gpu(what, "poisoned read-back lock"))?;
         if slots.is_empty() {
-            for _ in 0..2 {
-                slots.push(device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("read-back slot"),
-                    size: self.slot_bytes,
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                }));
-            }
+            let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+            slots.extend(slot_pair(
+                device,
+                "read-back slot",
+                self.slot_bytes,
+                usage,
+                false,
+            ));
         }
         let per = self.slot_bytes / 4;
         let pieces = words.div_ceil(per);
@@ -181,11 +199,7 @@ impl Downloader {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
             enc.copy_buffer_to_buffer(src, (at + piece * per) * 4, buf, 0, len(piece));
             let index = queue.submit([enc.finish()]);
-            let state = Arc::new(AtomicU8::new(MAPPING));
-            let s = state.clone();
-            buf.map_async(wgpu::MapMode::Read, ..len(piece), move |r| {
-                s.store(if r.is_ok() { MAPPED } else { FAILED }, Ordering::SeqCst);
-            });
+            let state = map(buf, wgpu::MapMode::Read, len(piece));
             InFlight {
                 piece,
                 slot,
