@@ -13,6 +13,9 @@
 # SETUP: the backend that generates the parameters (cuda, or wgpu to time
 # parameter generation on the portable backend; the same bytes either way).
 #
+# EXTRA_FLAGS: more options for bench-porep (e.g. --cuda-profile for the
+# cuda kernels' profile of each H and MSM).
+#
 # Logs and the cuda proofs go to $OUT (or ./device-logs).
 set -uo pipefail
 size="${1:-32GiB}" jobs="${2:-1}" seed="${3:-5}" budget="${4:-100GiB}" limit="${5:-560}" setup="${6:-cuda}"
@@ -27,4 +30,4 @@ trap 'kill $smi 2>/dev/null' EXIT
 echo "== [$(date -u +%H:%M:%S)] bench-porep $size, $jobs jobs, seed $seed: cuda, then wgpu" | tee -a "$out/porep-wgpu.log"
 RUST_LOG=info timeout "$limit" /usr/bin/time -v "$cg" filecoin bench-porep --sector-size "$size" \
     --partitions 1 --jobs "$jobs" --backend cuda --compare-backend wgpu --setup-backend "$setup" --seed "$seed" \
-    --memory-budget "$budget" --proofs "$out/cuda-seed$seed.proofs" 2>&1 | tee -a "$out/porep-wgpu.log"
+    --memory-budget "$budget" ${EXTRA_FLAGS:-} --proofs "$out/cuda-seed$seed.proofs" 2>&1 | tee -a "$out/porep-wgpu.log"
