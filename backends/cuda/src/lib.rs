@@ -243,7 +243,7 @@ pub struct CudaDevice {
     lock: Mutex<()>,
     module_kind: &'static str,
     staging: Mutex<Option<Staging>>,
-    twiddle_cache: Mutex<TwiddleCache>,
+    domain_tables: Mutex<ntt::DomainTables>,
     /// The device's default memory pool (see retain_freed_memory).
     pool: Option<usize>,
 }
@@ -261,7 +261,7 @@ impl Drop for CudaDevice {
         if !pool_users(pool, -1) {
             return;
         }
-        self.twiddle_cache
+        self.domain_tables
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
@@ -332,9 +332,6 @@ pub use setup::FIXED_BASE_TABLE_LEN;
 pub use witness::{DeviceWitness, StagedWitness, WitnessPart};
 
 use transfer::Staging;
-
-/// NTT twiddle tables on the device, per (log_n, inverse).
-type TwiddleCache = std::collections::HashMap<(u32, bool), Arc<CudaSlice<u64>>>;
 
 /// Every device buffer comes from the device's default stream-ordered pool
 /// (cuMemAllocAsync). By default the pool returns freed memory to the driver
@@ -503,7 +500,7 @@ impl CudaDevice {
             lock: Mutex::new(()),
             module_kind,
             staging: Mutex::new(None),
-            twiddle_cache: Mutex::new(std::collections::HashMap::new()),
+            domain_tables: Mutex::new(ntt::DomainTables::default()),
             pool,
         })
     }
@@ -540,9 +537,10 @@ impl CudaDevice {
         self.module_kind
     }
 
-    /// Drops the cached NTT twiddle tables (n/2 elements per size and direction).
+    /// Drops the cached NTT twiddle tables (n/2 elements per size and
+    /// direction) and H's coset tables.
     pub fn clear_cache(&self) {
-        self.twiddle_cache
+        self.domain_tables
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();

@@ -34,6 +34,37 @@ impl FrBuffer {
     }
 }
 
+/// What a device keeps per domain size for its transforms and H.
+#[derive(Default)]
+pub(crate) struct DomainTables {
+    /// Twiddles per (log_n, inverse): tw[j] = omega^j, j < n/2.
+    twiddles: std::collections::HashMap<(u32, bool), Arc<CudaSlice<u64>>>,
+    /// H's coset tables per log_m.
+    cosets: std::collections::HashMap<u32, Arc<CosetTables>>,
+}
+
+impl DomainTables {
+    pub(crate) fn clear(&mut self) {
+        self.twiddles.clear();
+        self.cosets.clear();
+    }
+}
+
+/// The scales of H's transforms on a 2^log_m domain, as split power tables
+/// (element i takes lo[i & (2^bits - 1)] * hi[i >> bits]): into the coset
+/// (m^-1 g^i, after the inverse transform of a, b and c) and out of it
+/// (m^-1 g^-i, after the inverse transform of the combination); and
+/// (g^m - 1)^-1, the vanishing polynomial's inverse on the coset.
+pub(crate) struct CosetTables {
+    to_lo: CudaSlice<u64>,
+    to_hi: CudaSlice<u64>,
+    to_bits: u32,
+    from_lo: CudaSlice<u64>,
+    from_hi: CudaSlice<u64>,
+    from_bits: u32,
+    zinv: blst_fr,
+}
+
 /// What the last pass multiplies its output by.
 enum OutputScale<'a> {
     None,
@@ -169,12 +200,7 @@ impl CudaDevice {
     /// Twiddle table omega^j (j < n/2) for a 2^log_n transform (omega^-1 when
     /// inverse), cached per size and direction.
     fn twiddles(&self, log_n: u32, inverse: bool) -> Result<Arc<CudaSlice<u64>>, CudaError> {
-        if let Some(t) = self
-            .twiddle_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&(log_n, inverse))
-        {
+        if let Some(t) = self.domain_tables().twiddles.get(&(log_n, inverse)) {
             return Ok(t.clone());
         }
         let mut w = host::omega(log_n);
@@ -189,11 +215,45 @@ impl CudaDevice {
         let count32 = count as u32;
         launch!(self, self.k.ntt_twiddles, count, 256; &mut tw, &d_lo, &d_hi, &lo_bits, &count32);
         let tw = Arc::new(tw);
-        self.twiddle_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        self.domain_tables()
+            .twiddles
             .insert((log_n, inverse), tw.clone());
         Ok(tw)
+    }
+
+    fn domain_tables(&self) -> std::sync::MutexGuard<'_, DomainTables> {
+        self.domain_tables
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// H's coset tables for a 2^log_m domain, made on the first H of that
+    /// size and kept with the twiddles: they depend on the size alone, so an
+    /// H need not compute them on the host and copy them up each time.
+    fn coset_tables(&self, log_m: u32) -> Result<Arc<CosetTables>, CudaError> {
+        if let Some(t) = self.domain_tables().cosets.get(&log_m) {
+            return Ok(t.clone());
+        }
+        let m = 1u64 << log_m;
+        let g = host::fr_from_u64(host::COSET_GENERATOR);
+        let ginv = host::fr_inv(&g);
+        let minv = host::fr_inv(&host::fr_from_u64(m));
+        // (g^m - 1)^-1
+        let zinv = host::fr_inv(&host::fr_sub(&host::fr_pow(&g, m), &host::fr_one()));
+        // m^-1 g^i and m^-1 g^-i: the scale after each inverse transform.
+        let (glo, ghi, gbits) = host::split_power_tables(&g, m);
+        let (ilo, ihi, ibits) = host::split_power_tables(&ginv, m);
+        let tables = Arc::new(CosetTables {
+            to_lo: self.upload_fr_raw(&scaled(&glo, &minv), "coset table")?,
+            to_hi: self.upload_fr_raw(&ghi, "coset table")?,
+            to_bits: gbits,
+            from_lo: self.upload_fr_raw(&scaled(&ilo, &minv), "coset table")?,
+            from_hi: self.upload_fr_raw(&ihi, "coset table")?,
+            from_bits: ibits,
+            zinv,
+        });
+        self.domain_tables().cosets.insert(log_m, tables.clone());
+        Ok(tables)
     }
 
     /// The transform's passes on the device; `buf` is replaced by the buffer
@@ -368,26 +428,15 @@ impl CudaDevice {
         let guard = self.guard();
         let mut prof = Profiler::new(self);
         let m32 = m as u32;
-        let g = host::fr_from_u64(host::COSET_GENERATOR);
-        let ginv = host::fr_inv(&g);
-        let minv = host::fr_inv(&host::fr_from_u64(m as u64));
-        // (g^m - 1)^-1
-        let zinv = host::fr_inv(&host::fr_sub(&host::fr_pow(&g, m as u64), &host::fr_one()));
-        // m^-1 g^i and m^-1 g^-i: the scale after each inverse transform.
-        let (glo, ghi, gbits) = host::split_power_tables(&g, m as u64);
-        let (ilo, ihi, ibits) = host::split_power_tables(&ginv, m as u64);
-        let d_glo = self.upload_fr_raw(&scaled(&glo, &minv), "coset table")?;
-        let d_ghi = self.upload_fr_raw(&ghi, "coset table")?;
-        let d_ilo = self.upload_fr_raw(&scaled(&ilo, &minv), "coset table")?;
-        let d_ihi = self.upload_fr_raw(&ihi, "coset table")?;
+        let coset = self.coset_tables(log_m)?;
         let to_coset = || OutputScale::Powers {
-            lo: &d_glo,
-            hi: &d_ghi,
-            bits: gbits,
+            lo: &coset.to_lo,
+            hi: &coset.to_hi,
+            bits: coset.to_bits,
         };
         let tw_f = self.twiddles(log_m, false)?;
         let tw_i = self.twiddles(log_m, true)?;
-        let zinv_arg = host::fr_arg(&zinv);
+        let zinv_arg = host::fr_arg(&coset.zinv);
         prof.mark("tables");
 
         let mut bufs = match evaluations {
@@ -428,9 +477,9 @@ impl CudaDevice {
         prof.mark("combine");
         drop((bb, cb));
         let from_coset = OutputScale::Powers {
-            lo: &d_ilo,
-            hi: &d_ihi,
-            bits: ibits,
+            lo: &coset.from_lo,
+            hi: &coset.from_hi,
+            bits: coset.from_bits,
         };
         self.ntt_device(&mut ab, log_m, &tw_i, from_coset)?;
         prof.mark("inverse");

@@ -10,7 +10,12 @@ use crate::CudaDevice;
 /// for a profile (CUDA events between the phases; costs nothing otherwise).
 pub(crate) struct Profiler<'a> {
     b: &'a CudaDevice,
-    marks: Vec<(std::borrow::Cow<'static, str>, cudarc::driver::CudaEvent)>,
+    /// Each phase's end: its event on the stream and when the host enqueued it.
+    marks: Vec<(
+        std::borrow::Cow<'static, str>,
+        cudarc::driver::CudaEvent,
+        Instant,
+    )>,
     on: bool,
     host_start: Instant,
 }
@@ -56,7 +61,7 @@ impl<'a> Profiler<'a> {
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         if let Ok(e) = self.b.ctx.new_event(flags) {
             if e.record(&self.b.stream).is_ok() {
-                self.marks.push((what, e));
+                self.marks.push((what, e, Instant::now()));
             }
         }
     }
@@ -84,6 +89,14 @@ impl<'a> Profiler<'a> {
             self.host_start.duration_since(epoch).as_secs_f64() * 1e3,
             self.host_start.elapsed().as_secs_f64() * 1e3
         );
+        // The host's time between the marks: a phase whose device time is
+        // mostly host time (allocations, transfers from pageable memory,
+        // waits for a lock) shows as large here too.
+        line += " enqueued:";
+        for w in self.marks.windows(2) {
+            let ms = w[1].2.duration_since(w[0].2).as_secs_f64() * 1e3;
+            line += &format!(" {}={ms:.1}", w[1].0);
+        }
         eprintln!("{line}");
     }
 }
