@@ -39,9 +39,10 @@ fn fq_mul_const(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
 // bases whose entries are in the bucket (negating those whose entry has bit 31
 // set) and writes the XYZZ sum to B4[t]. B1 bases, B2 entries (nwin segments of
 // n = prm(0)), B3 counts then cursors (= segment ends), prm(1) = nb, prm(2) =
-// nwin. The MSM uses it for the sum of the bases whose scalar is 1, with
-// host-made counts (chunks of that list as buckets); the windows' buckets go
-// through msm_acc_balanced.
+// nwin, prm(4) = the rank of B1's first base (entries are ranks over all the
+// bases, B1 one chunk of them). The MSM uses it for the sum of the bases whose
+// scalar is 1, with host-made counts (chunks of that list as buckets); the
+// windows' buckets go through msm_acc_balanced.
 //
 // Mode 1, bucket reduction: invocation (w, s), s < T = prm(3), takes the
 // buckets [lo, lo + L) of window w (lo = s L, L = nb / T) from B4; bucket b
@@ -90,7 +91,7 @@ fn msm_acc(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     var b_aff = false;
     if (mode == 0u) {
       let e = B2[seg + beg + step];
-      let p = base_ld(e & 0x7fffffffu);
+      let p = base_ld((e & 0x7fffffffu) - prm(4));
       if (aff_is_zero(p)) { continue; }
       var y = p.y;
       if ((e >> 31u) != 0u) { y = f_neg(y); }

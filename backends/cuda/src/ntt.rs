@@ -222,9 +222,7 @@ impl CudaDevice {
     }
 
     fn domain_tables(&self) -> std::sync::MutexGuard<'_, DomainTables> {
-        self.domain_tables
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        self.domain_tables.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// H's coset tables for a 2^log_m domain, made on the first H of that

@@ -260,16 +260,6 @@ pub(crate) fn pass_limits(lim: u64, pt_bytes: u64, name: &str) -> Result<PassLim
     })
 }
 
-/// `ranks` less `lo`: the ranks within a chunk of the bases that starts at
-/// rank `lo` (borrowed for the first chunk).
-fn rebased(ranks: &[u32], lo: u64) -> std::borrow::Cow<'_, [u32]> {
-    if lo == 0 {
-        std::borrow::Cow::Borrowed(ranks)
-    } else {
-        std::borrow::Cow::Owned(ranks.iter().map(|&r| r - lo as u32).collect())
-    }
-}
-
 /// `value` as the type `U` that it is: a group's blst point named through
 /// `Curve::Point`. None for another type (a `Curve` impl with other types).
 fn same_type<T: 'static, U: Copy + 'static>(value: T) -> Option<U> {
@@ -412,13 +402,20 @@ impl WgpuDevice {
                 })?,
             };
             let t = std::time::Instant::now();
+            // The ranks go up as they are; the kernels take the chunk's
+            // first rank off.
+            let first_rank = lo as u32;
             if !terms.is_empty() {
-                let ix = rebased(&idx[terms.clone()], lo);
-                outs.push(self.windows_pass::<C>(buf, &ix, &sc[terms], pl.c_max, &mut scratch)?);
+                let (ix, sc) = (&idx[terms.clone()], &sc[terms]);
+                let pass =
+                    self.windows_pass::<C>(buf, ix, first_rank, sc, pl.c_max, &mut scratch)?;
+                outs.push(pass);
             }
             if !units.is_empty() {
-                let ix = rebased(&ones[units], lo);
-                outs.push(self.ones_pass::<C>(buf, &ix, pl.ones_sums_max)?);
+                let ix = &ones[units];
+                let pass =
+                    self.ones_pass::<C>(buf, ix, first_rank, pl.ones_sums_max, &mut scratch)?;
+                outs.push(pass);
             }
             phases.passes += t.elapsed();
         }
@@ -446,12 +443,14 @@ impl WgpuDevice {
     }
 
     /// The window sums of the scalars `sc` (neither 0 nor 1) over the bases
-    /// of ranks `idx` in `bases`, with windows of at most `c_max` bits: every
-    /// batch of windows in one submission, with one read back.
+    /// of ranks `idx` in `bases` (a chunk whose first base has rank
+    /// `first_rank`), with windows of at most `c_max` bits: every batch of
+    /// windows in one submission, with one read back.
     fn windows_pass<C: Curve>(
         &self,
         bases: &wgpu::Buffer,
         idx: &[u32],
+        first_rank: u32,
         sc: &[blst_fr],
         c_max: u32,
         scratch: &mut Scratch,
@@ -531,7 +530,7 @@ impl WgpuDevice {
             while w0 < upto {
                 let nw = batch.min(u64::from(upto - w0));
                 steps.extend([counts, sorted, digits, buckets, res, partials].map(Step::Clear));
-                let sp = params(&[n as u32, c, nb as u32, w0, nw as u32], &[]);
+                let sp = params(&[n as u32, c, nb as u32, w0, nw as u32, first_rank], &[]);
                 let balanced_params = |mode: u32| {
                     let (l, nc) = (BALANCED_CHUNK as u32, chunks as u32);
                     params(&[n as u32, nb as u32, nw as u32, l, nc, mode], &[])
@@ -605,13 +604,16 @@ impl WgpuDevice {
         Ok(out)
     }
 
-    /// Partial sums of the bases of ranks `ones` (the scalars 1) in `bases`,
-    /// at most `sums_max` of them (besides the empty bucket 0).
+    /// Partial sums of the bases of ranks `ones` (the scalars 1) in `bases`
+    /// (a chunk whose first base has rank `first_rank`), at most `sums_max`
+    /// of them (besides the empty bucket 0).
     fn ones_pass<C: Curve>(
         &self,
         bases: &wgpu::Buffer,
         ones: &[u32],
+        first_rank: u32,
         sums_max: u64,
+        scratch: &mut Scratch,
     ) -> Result<MsmOut, WgpuError> {
         let fw = 2 * C::FE_WORDS as u64;
         let pt_words = 4 * fw;
@@ -630,28 +632,41 @@ impl WgpuDevice {
             cnt[d as usize] = (end - beg) as u32;
             cnt[(nb1 + d) as usize] = end as u32;
         }
-        let lb = self.ctx.upload(ones, 0, "msm ones")?;
-        let cb = self.ctx.upload(&cnt, 0, "msm ones chunks")?;
-        let res = self.ctx.storage(nb1 * pt_words * 4, "msm ones sums")?;
+        // Every word the kernels read is written here (each sum is stored),
+        // so the buffers of an earlier chunk serve as they are.
+        for (what, bytes) in [
+            ("msm ones", n1 * 4),
+            ("msm ones chunks", cnt.len() as u64 * 4),
+            ("msm ones sums", nb1 * pt_words * 4),
+        ] {
+            scratch.ensure(&self.ctx, bytes, what)?;
+        }
+        let (lb, cb, res) = (
+            scratch.get("msm ones")?,
+            scratch.get("msm ones chunks")?,
+            scratch.get("msm ones sums")?,
+        );
+        self.ctx.write(lb, ones, "msm ones")?;
+        self.ctx.write(cb, &cnt, "msm ones chunks")?;
         let jobs = [
             job(
                 m,
                 "msm_acc",
-                params(&[n1 as u32, nb1 as u32, 1, 0, 0, 0], &[]),
-                &[(1, bases), (2, &lb), (3, &cb), (4, &res)],
+                params(&[n1 as u32, nb1 as u32, 1, 0, first_rank, 0], &[]),
+                &[(1, bases), (2, lb), (3, cb), (4, res)],
                 nb1,
             ),
             job(
                 m,
                 "fq_mul_const",
                 params(&[(nb1 * 4 * fw / 12) as u32], &kfrom),
-                &[(1, &res)],
+                &[(1, res)],
                 nb1 * 4 * fw / 12,
             ),
         ];
         let words = self
             .ctx
-            .run("msm ones", &jobs, &[(&res, 0, nb1 * pt_words)])?;
+            .run("msm ones", &jobs, &[(res, 0, nb1 * pt_words)])?;
         Ok(MsmOut {
             c: 0,
             windows: Vec::new(),
