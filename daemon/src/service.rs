@@ -137,7 +137,7 @@ impl Daemon {
             .iter()
             .enumerate()
             .map(|(i, b)| {
-                let (free, total) = b.memory().unwrap_or((0, 0));
+                let (free, total) = b.memory_report().unwrap_or((0, 0));
                 let retired = engine.out_of_service.get(i).copied().unwrap_or(false);
                 let current = engine.on_device.get(i).cloned().flatten();
                 pb::GpuStatus {

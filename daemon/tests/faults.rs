@@ -14,7 +14,9 @@
 //! - a device error after the host copies of a set were released: the next job
 //!   reads the set again and proves;
 //! - a restart with the same request_ids: a new job and a valid proof;
-//! - an unknown registered proof for each kind: INVALID_ARGUMENT naming it.
+//! - an unknown registered proof for each kind: INVALID_ARGUMENT naming it;
+//! - status polls while a proof holds the device: answered from what the device
+//!   reports without waiting for it (Curio asks before every task).
 //!
 //! The tests of this file take turns (one lock): one removes a parameter file the
 //! others would read, and timings on two cores mean more one at a time.
@@ -111,6 +113,63 @@ async fn cancel_while_running_returns_the_memory_and_the_next_job_proves() {
         "cancel while running: charge {charged} bytes while on the device (before: {}); CANCELLED {to_cancelled:?} after CancelProof, charge back after {returned:?}",
         before.charged
     );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_polls_while_a_proof_holds_the_device_do_not_wait_for_it() {
+    let _turn = SERIAL.lock().await;
+    let g1 = Duration::from_secs(3);
+    let total = 64usize << 30;
+    let sim = Arc::new(SimulatedDevice::new(g1).with_memory(total));
+    let backends: Vec<Arc<dyn Backend>> = vec![sim.clone()];
+    let (server, addr) = start_with(config(), backends).await;
+    let engine = server.daemon().engine().clone();
+    let mut c = connect(&addr).await;
+
+    let sub = c.submit_proof(window("held")).await.unwrap().into_inner();
+    wait_until(
+        Duration::from_secs(60),
+        "the job reaches the device",
+        || {
+            engine
+                .status()
+                .on_device
+                .first()
+                .cloned()
+                .flatten()
+                .is_some()
+        },
+    )
+    .await;
+    // Polls for as long as the proof is on the device, its 3 s hold included.
+    let waits = sim.memory_waits();
+    let mut polls = 0;
+    while engine
+        .status()
+        .on_device
+        .first()
+        .cloned()
+        .flatten()
+        .is_some()
+    {
+        let s = status(&mut c).await;
+        assert_eq!(s.gpus[0].vram_total_bytes, total as u64);
+        assert!(s.gpus[0].vram_free_bytes <= total as u64);
+        polls += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        polls >= 10,
+        "only {polls} polls while the proof was on the device"
+    );
+    assert_eq!(
+        sim.memory_waits(),
+        waits,
+        "a status poll asked the device for the memory figure that waits for its work"
+    );
+    let r = await_job(&mut c, &sub.job_id).await;
+    assert_eq!(r.status, JobStatus::Completed as i32, "{}", r.error_message);
     server.shutdown().await.unwrap();
 }
 

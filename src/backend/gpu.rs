@@ -475,6 +475,10 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
     fn memory(&self) -> Option<(usize, usize)> {
         self.current().0.memory()
     }
+
+    fn memory_report(&self) -> Option<(usize, usize)> {
+        self.current().0.memory_report()
+    }
 }
 
 pub type CudaBackend = GpuBackend<crossgroth_cuda::CudaDevice>;

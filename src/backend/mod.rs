@@ -356,9 +356,20 @@ pub trait Backend: Send + Sync {
     /// Several MSMs over one set of prepared bases (call it through [`Msm::msm`]).
     fn msm_sums(&self, bases: BasesRef<'_>, inputs: &[MsmInput<'_>]) -> Result<Sums>;
 
-    /// Free and total device memory in bytes, where the backend has a device.
+    /// Free and total device memory in bytes, where the backend has a device:
+    /// what another allocation could get now. A backend may first wait for
+    /// its device's queued work and give back memory it keeps for reuse, so
+    /// this is for decisions (placement), not for frequent reports.
     fn memory(&self) -> Option<(usize, usize)> {
         None
+    }
+
+    /// Free and total device memory for a report (the daemon's status, which
+    /// its clients ask for before every task): never waits for the device
+    /// and changes nothing it keeps; memory the backend keeps for its own
+    /// reuse counts as free.
+    fn memory_report(&self) -> Option<(usize, usize)> {
+        self.memory()
     }
 
     /// Builds now what the backend would build on first use (wgpu: its compute

@@ -57,6 +57,9 @@ pub struct SimulatedDevice {
     /// Witnesses sent ahead, and how many of them an H computation used.
     staged: AtomicUsize,
     staged_used: AtomicUsize,
+    /// Calls of `memory` made while a proof held the device: on a GPU those
+    /// wait for its work (see `Backend::memory`).
+    memory_waits: AtomicUsize,
 }
 
 impl SimulatedDevice {
@@ -81,6 +84,7 @@ impl SimulatedDevice {
             matrices_prepared: AtomicUsize::new(0),
             staged: AtomicUsize::new(0),
             staged_used: AtomicUsize::new(0),
+            memory_waits: AtomicUsize::new(0),
         }
     }
 
@@ -114,6 +118,17 @@ impl SimulatedDevice {
             self.staged.load(Ordering::Acquire),
             self.staged_used.load(Ordering::Acquire),
         )
+    }
+
+    /// How many `memory` queries came while a proof held the device (each
+    /// one a wait for its work on a GPU).
+    pub fn memory_waits(&self) -> usize {
+        self.memory_waits.load(Ordering::Acquire)
+    }
+
+    fn free_memory(&self) -> Option<(usize, usize)> {
+        let used = self.in_use.load(Ordering::Acquire);
+        self.memory_total.map(|t| (t.saturating_sub(used), t))
     }
 
     /// A device that can stream bases from host memory (like the cuda backend).
@@ -258,8 +273,13 @@ impl Backend for SimulatedDevice {
         true
     }
     fn memory(&self) -> Option<(usize, usize)> {
-        let used = self.in_use.load(Ordering::Acquire);
-        self.memory_total.map(|t| (t.saturating_sub(used), t))
+        if self.slot.try_lock().is_err() {
+            self.memory_waits.fetch_add(1, Ordering::AcqRel);
+        }
+        self.free_memory()
+    }
+    fn memory_report(&self) -> Option<(usize, usize)> {
+        self.free_memory()
     }
     fn warm_up(&self) -> Result<()> {
         std::thread::sleep(self.warm_up_time);

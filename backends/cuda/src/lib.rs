@@ -556,6 +556,45 @@ impl CudaDevice {
             .map_err(|e| CudaError::driver("cuMemGetInfo", e))
     }
 
+    /// (free, total) device memory for a report: the driver's free memory
+    /// plus what the pool keeps for reuse. Unlike [`Self::memory`] it neither
+    /// waits for the stream nor trims the pool, so a status poll costs the
+    /// proofs in flight nothing: no wait for their kernels, no scratch to map
+    /// again.
+    pub fn memory_report(&self) -> Result<(usize, usize), CudaError> {
+        use cudarc::driver::sys::CUmemPool_attribute as Attr;
+        let (free, total) = self
+            .ctx
+            .mem_get_info()
+            .map_err(|e| CudaError::driver("cuMemGetInfo", e))?;
+        let kept = match (
+            self.pool_attribute(Attr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
+            self.pool_attribute(Attr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
+        ) {
+            (Some(reserved), Some(used)) => reserved.saturating_sub(used) as usize,
+            _ => 0,
+        };
+        Ok(((free + kept).min(total), total))
+    }
+
+    /// A u64 attribute of the device's pool (None without a pool, or if the
+    /// driver refused).
+    fn pool_attribute(&self, attr: cudarc::driver::sys::CUmemPool_attribute) -> Option<u64> {
+        use cudarc::driver::sys;
+        let pool = self.pool?;
+        let mut value: u64 = 0;
+        // SAFETY: the device's default pool; an out-pointer to a local u64
+        // (the type of the pool's memory attributes).
+        let ok = unsafe {
+            sys::cuMemPoolGetAttribute(
+                pool as sys::CUmemoryPool,
+                attr,
+                &mut value as *mut u64 as *mut std::ffi::c_void,
+            )
+        } == sys::CUresult::CUDA_SUCCESS;
+        ok.then_some(value)
+    }
+
     /// Gives the pool's unused memory back to the driver, once the work
     /// queued on the stream (which may free more) is done.
     fn trim_pool(&self) {
@@ -575,19 +614,9 @@ impl CudaDevice {
     /// and map it again for the next. Called after resident uploads: keeps what
     /// is in use now plus the usual reserve.
     fn keep_pool_above_resident(&self) {
-        use cudarc::driver::sys;
         let Some(pool) = self.pool else { return };
-        let mut used: u64 = 0;
-        let attr = sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
-        // SAFETY: out-pointer to a local u64 (the attribute's type).
-        let ok = unsafe {
-            sys::cuMemPoolGetAttribute(
-                pool as sys::CUmemoryPool,
-                attr,
-                &mut used as *mut u64 as *mut std::ffi::c_void,
-            )
-        } == sys::CUresult::CUDA_SUCCESS;
-        if ok {
+        let attr = cudarc::driver::sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
+        if let Some(used) = self.pool_attribute(attr) {
             set_pool_threshold(
                 pool,
                 used + pool_keep(&self.options, self.info.total_memory),

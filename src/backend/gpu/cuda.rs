@@ -158,6 +158,9 @@ impl DeviceApi for cuda::CudaDevice {
     fn memory(&self) -> Option<(usize, usize)> {
         cuda::CudaDevice::memory(self).ok()
     }
+    fn memory_report(&self) -> Option<(usize, usize)> {
+        cuda::CudaDevice::memory_report(self).ok()
+    }
 }
 
 impl CudaBackend {

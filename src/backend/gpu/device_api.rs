@@ -158,6 +158,10 @@ pub trait DeviceApi: Send + Sync + 'static {
         work: &mut dyn FnMut() -> Result<()>,
     ) -> Result<(Result<()>, Duration), Self::Error>;
     fn memory(&self) -> Option<(usize, usize)>;
+    /// [`crate::backend::Backend::memory_report`].
+    fn memory_report(&self) -> Option<(usize, usize)> {
+        self.memory()
+    }
     /// Builds what the crate would build on first use.
     fn warm_up(&self) -> Result<(), Self::Error> {
         Ok(())
