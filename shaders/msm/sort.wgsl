@@ -14,7 +14,9 @@
 // prm(2) = nb = 2^(c-1) buckets, prm(3) = first window of this batch,
 // prm(4) = nwin windows in this batch, prm(5) = the rank of the first base
 // of the bases' chunk (B2 holds ranks over all the bases; B4 gets them less
-// this, so the host need not rebase each chunk's ranks).
+// this, so the host need not rebase each chunk's ranks); prm(6) = 1 where the
+// ranks are consecutive (a dense vector's), scalar i's base then being
+// prm(7) + i in the chunk and B2 unread.
 
 struct Params { v: array<vec4<u32>, 8> }
 @group(0) @binding(0) var<uniform> P: Params;
@@ -111,7 +113,8 @@ fn msm_scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
   let n = prm(0);
   let nb = prm(2);
   let cur = prm(4) * nb;
-  let base = B2[i] - prm(5);
+  var base = prm(7) + i;
+  if (prm(6) == 0u) { base = B2[i] - prm(5); }
   for (var w = 0u; w < prm(4); w++) {
     let e = B5[w * n + i];
     if (e != NO_DIGIT) {

@@ -11,7 +11,7 @@ use crate::device::{job, Bases, Store, WgpuDevice};
 use crate::error::WgpuError;
 use crate::gpu::{params, Step};
 use crate::host;
-use crate::msm_plan::{split_scalars, window_bits, Split, BALANCED_CHUNK};
+use crate::msm_plan::{positions, split_scalars, window_bits, RanksRef, Split, BALANCED_CHUNK};
 use crate::shaders::Module;
 
 /// What the device returns for one MSM: per window, T XYZZ points whose sum
@@ -380,10 +380,7 @@ impl WgpuDevice {
         let per = bases.per_chunk as u64;
         for k in 0..bases.chunk_count() {
             let (lo, hi) = (k as u64 * per, (k as u64 + 1) * per);
-            let range = |v: &[u32]| {
-                v.partition_point(|&r| u64::from(r) < lo)..v.partition_point(|&r| u64::from(r) < hi)
-            };
-            let (terms, units) = (range(&idx), range(&ones));
+            let (terms, units) = (idx.positions(lo, hi), positions(&ones, lo, hi));
             if terms.is_empty() && units.is_empty() {
                 continue;
             }
@@ -406,7 +403,7 @@ impl WgpuDevice {
             // first rank off.
             let first_rank = lo as u32;
             if !terms.is_empty() {
-                let (ix, sc) = (&idx[terms.clone()], &sc[terms]);
+                let (ix, sc) = (idx.part(terms.clone()), &sc[terms]);
                 let pass =
                     self.windows_pass::<C>(buf, ix, first_rank, sc, pl.c_max, &mut scratch)?;
                 outs.push(pass);
@@ -449,7 +446,7 @@ impl WgpuDevice {
     fn windows_pass<C: Curve>(
         &self,
         bases: &wgpu::Buffer,
-        idx: &[u32],
+        idx: RanksRef<'_>,
         first_rank: u32,
         sc: &[blst_fr],
         c_max: u32,
@@ -462,8 +459,14 @@ impl WgpuDevice {
         // device -> blst form, run in the curve's module (the same K for
         // either field code: 2^384 mod p)
         let kfrom = self.ctx.module_radix(m).fq_k_from_dev();
-        let n = idx.len() as u64;
+        let n = sc.len() as u64;
         let c = window_bits(n).min(c_max);
+        // Listed ranks go up to the device; consecutive ones the scatter
+        // counts from the first (parameters 6 and 7).
+        let (listed, consecutive) = match idx {
+            RanksRef::Listed(ranks) => (ranks, [0, 0]),
+            RanksRef::From(rank) => (&[][..], [1, rank - first_rank]),
+        };
         let mut out = MsmOut {
             c,
             windows: Vec::new(),
@@ -490,7 +493,7 @@ impl WgpuDevice {
         let per_read = ((self.ctx.binding / (res_words * 4)) / batch).max(1) * batch;
         for (what, bytes) in [
             ("msm scalars", n * 32),
-            ("msm indices", n * 4),
+            ("msm indices", listed.len() as u64 * 4),
             ("msm counts", 2 * batch * nb * 4),
             ("msm sorted", batch * n * 4),
             ("msm digits", batch * n * 4),
@@ -507,7 +510,7 @@ impl WgpuDevice {
         let buf = |what| scratch.get(what);
         let (scal, ib) = (buf("msm scalars")?, buf("msm indices")?);
         self.ctx.write(scal, host::fr_as_words(sc), "msm scalars")?;
-        self.ctx.write(ib, idx, "msm indices")?;
+        self.ctx.write(ib, listed, "msm indices")?;
         let (counts, sorted, digits) = (buf("msm counts")?, buf("msm sorted")?, buf("msm digits")?);
         let (buckets, res, partials) = (
             buf("msm buckets")?,
@@ -530,7 +533,8 @@ impl WgpuDevice {
             while w0 < upto {
                 let nw = batch.min(u64::from(upto - w0));
                 steps.extend([counts, sorted, digits, buckets, res, partials].map(Step::Clear));
-                let sp = params(&[n as u32, c, nb as u32, w0, nw as u32, first_rank], &[]);
+                let head = [n as u32, c, nb as u32, w0, nw as u32, first_rank];
+                let sp = params(&[&head[..], &consecutive[..]].concat(), &[]);
                 let balanced_params = |mode: u32| {
                     let (l, nc) = (BALANCED_CHUNK as u32, chunks as u32);
                     params(&[n as u32, nb as u32, nw as u32, l, nc, mode], &[])

@@ -10,12 +10,66 @@ use crate::error::WgpuError;
 /// rank of each one's base in `idx`, and the base ranks of the scalars 1 in
 /// `ones`; a scalar's base rank counts the included variables before it (all
 /// of them without a density). `sc` borrows the scalars where every one of
-/// them is in it (a dense vector such as H's: gigabytes not copied).
-#[derive(Debug, Default, PartialEq)]
+/// them is in it (a dense vector such as H's: gigabytes not copied), and
+/// their ranks are then consecutive, not listed.
+#[derive(Debug, PartialEq)]
 pub(crate) struct Split<'a> {
-    pub idx: Vec<u32>,
+    pub idx: Ranks,
     pub sc: std::borrow::Cow<'a, [blst_fr]>,
     pub ones: Vec<u32>,
+}
+
+/// The base ranks of a split's scalars, ascending.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Ranks {
+    /// `len` ranks from `first` on (a dense vector's: the kernels count them).
+    Consecutive {
+        first: u32,
+        len: usize,
+    },
+    Listed(Vec<u32>),
+}
+
+/// Ranks `part` of a [`Ranks`], as the device pass takes them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum RanksRef<'a> {
+    /// Consecutive from this rank.
+    From(u32),
+    Listed(&'a [u32]),
+}
+
+impl Ranks {
+    /// The positions of the ranks in lo..hi.
+    pub fn positions(&self, lo: u64, hi: u64) -> std::ops::Range<usize> {
+        match self {
+            Ranks::Consecutive { first, len } => {
+                let at = |r: u64| (r.saturating_sub(u64::from(*first)) as usize).min(*len);
+                at(lo)..at(hi)
+            }
+            Ranks::Listed(v) => positions(v, lo, hi),
+        }
+    }
+
+    /// The ranks at positions `part`.
+    pub fn part(&self, part: std::ops::Range<usize>) -> RanksRef<'_> {
+        match self {
+            Ranks::Consecutive { first, .. } => RanksRef::From(first + part.start as u32),
+            Ranks::Listed(v) => RanksRef::Listed(&v[part]),
+        }
+    }
+
+    #[cfg(test)]
+    fn to_vec(&self) -> Vec<u32> {
+        match self {
+            Ranks::Consecutive { first, len } => (*first..*first + *len as u32).collect(),
+            Ranks::Listed(v) => v.clone(),
+        }
+    }
+}
+
+/// The positions of the ascending `ranks` in lo..hi.
+pub(crate) fn positions(ranks: &[u32], lo: u64, hi: u64) -> std::ops::Range<usize> {
+    ranks.partition_point(|&r| u64::from(r) < lo)..ranks.partition_point(|&r| u64::from(r) < hi)
 }
 
 /// Splits `scalars` (see [`Split`]) on several host threads, in chunks of whole
@@ -117,21 +171,30 @@ pub(crate) fn split_scalars<'a>(
     let total_others: usize = counts.iter().map(|c| c.0).sum();
     let total_ones: usize = counts.iter().map(|c| c.1).sum();
     // Where every scalar is in `sc` (no density, no 0 or 1: H's coefficients)
-    // it borrows them; else the copy is written only by the threads below
-    // (a filled vec! would first write its gigabytes on this one thread; the
-    // ranks' zeroed vectors cost nothing until touched).
-    let borrow = density.is_none() && total_others == n;
-    let copied = if borrow { 0 } else { total_others };
+    // it borrows them, and their ranks are first, first + 1, ...; else the
+    // copy is written only by the threads below (a filled vec! would first
+    // write its gigabytes on this one thread; the ranks' zeroed vectors cost
+    // nothing until touched).
+    if density.is_none() && total_others == n {
+        return Ok(Split {
+            idx: Ranks::Consecutive {
+                first: first as u32,
+                len: n,
+            },
+            sc: std::borrow::Cow::Borrowed(scalars),
+            ones: Vec::new(),
+        });
+    }
     let mut idx = vec![0; total_others];
-    let mut sc = Vec::with_capacity(copied);
+    let mut sc = Vec::with_capacity(total_others);
     let mut ones = vec![0; total_ones];
     {
-        let spare = &mut sc.spare_capacity_mut()[..copied];
+        let spare = &mut sc.spare_capacity_mut()[..total_others];
         let (mut idx, mut sc, mut ones) = (&mut idx[..], spare, &mut ones[..]);
         let mut jobs = Vec::with_capacity(ranges.len());
         for ((&(lo, hi), &(no, n1)), &rank) in ranges.iter().zip(&counts).zip(&first_rank) {
             let (i0, i1) = std::mem::take(&mut idx).split_at_mut(no);
-            let (s0, s1) = std::mem::take(&mut sc).split_at_mut(if borrow { 0 } else { no });
+            let (s0, s1) = std::mem::take(&mut sc).split_at_mut(no);
             let (o0, o1) = std::mem::take(&mut ones).split_at_mut(n1);
             (idx, sc, ones) = (i1, s1, o1);
             jobs.push((lo, hi, rank, i0, s0, o0));
@@ -147,9 +210,7 @@ pub(crate) fn split_scalars<'a>(
                         match class(s) {
                             2 => {
                                 idx[k] = rank as u32;
-                                if !borrow {
-                                    scs[k].write(*s);
-                                }
+                                scs[k].write(*s);
                                 k += 1;
                             }
                             1 => {
@@ -164,19 +225,12 @@ pub(crate) fn split_scalars<'a>(
             }
         });
     }
-    if borrow {
-        return Ok(Split {
-            idx,
-            sc: std::borrow::Cow::Borrowed(scalars),
-            ones,
-        });
-    }
     // SAFETY: the threads wrote every one of the first total_others slots:
     // each chunk's share holds exactly the count of its scalars of class 2
     // that the first pass made over the same (immutable) scalars and density.
     unsafe { sc.set_len(total_others) };
     Ok(Split {
-        idx,
+        idx: Ranks::Listed(idx),
         sc: sc.into(),
         ones,
     })
@@ -222,22 +276,30 @@ pub(crate) fn window_bits(n: u64) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{window_bits, Split};
+    use super::{window_bits, Ranks, Split};
     use blst::blst_fr;
+
+    /// A split as lists: (ranks, scalars, ones' ranks).
+    type Lists = (Vec<u32>, Vec<blst_fr>, Vec<u32>);
+
+    fn lists(s: &Split<'_>) -> Lists {
+        (s.idx.to_vec(), s.sc.to_vec(), s.ones.clone())
+    }
+
     /// The split of one thread, scalar by scalar (what split_scalars must equal).
-    fn split_reference(s: &[blst_fr], density: Option<&[u64]>, first: u32) -> Split<'static> {
+    fn split_reference(s: &[blst_fr], density: Option<&[u64]>, first: u32) -> Lists {
         let one = crate::host::fr_from_u64(1).l;
-        let mut out = Split::default();
+        let mut out = Lists::default();
         let mut rank = first;
         for (i, x) in s.iter().enumerate() {
             if density.is_some_and(|d| (d[i / 64] >> (i % 64)) & 1 == 0) {
                 continue;
             }
             if x.l == one {
-                out.ones.push(rank);
+                out.2.push(rank);
             } else if x.l != [0u64; 4] {
-                out.idx.push(rank);
-                out.sc.to_mut().push(*x);
+                out.0.push(rank);
+                out.1.push(*x);
             }
             rank += 1;
         }
@@ -263,15 +325,19 @@ mod tests {
                 .collect();
             let d: Vec<u64> = (0..n.div_ceil(64) + 1).map(|_| next()).collect();
             let got = super::split_scalars(&s, None, n, 0).unwrap();
-            assert_eq!(got, split_reference(&s, None, 0), "n = {n}");
+            assert_eq!(lists(&got), split_reference(&s, None, 0), "n = {n}");
             let got = super::split_scalars(&s, Some(&d), n, 0).unwrap();
-            assert_eq!(got, split_reference(&s, Some(&d), 0), "n = {n}, density");
+            assert_eq!(
+                lists(&got),
+                split_reference(&s, Some(&d), 0),
+                "n = {n}, density"
+            );
             // ranks from a later base
             let got = super::split_scalars(&s, None, n + 5, 5).unwrap();
-            assert_eq!(got, split_reference(&s, None, 5), "n = {n}, from 5");
+            assert_eq!(lists(&got), split_reference(&s, None, 5), "n = {n}, from 5");
             let got = super::split_scalars(&s, Some(&d), n + 70, 70).unwrap();
             assert_eq!(
-                got,
+                lists(&got),
                 split_reference(&s, Some(&d), 70),
                 "n = {n}, density, from 70"
             );
@@ -281,11 +347,21 @@ mod tests {
             .map(|_| crate::host::fr_from_u64((next() >> 1) | 2))
             .collect();
         let got = super::split_scalars(&dense, None, 5007, 7).unwrap();
-        assert_eq!(got, split_reference(&dense, None, 7), "dense");
+        assert_eq!(lists(&got), split_reference(&dense, None, 7), "dense");
         assert!(
             matches!(got.sc, std::borrow::Cow::Borrowed(_)),
             "dense: copied"
         );
+        assert_eq!(
+            got.idx,
+            Ranks::Consecutive {
+                first: 7,
+                len: 5000
+            }
+        );
+        assert_eq!(got.idx.positions(0, 7), 0..0);
+        assert_eq!(got.idx.positions(7, 1007), 0..1000);
+        assert_eq!(got.idx.positions(4007, 9000), 4000..5000);
         // starting past the bases, or with too few left from there
         assert!(super::split_scalars(&[], None, 3, 4).is_err());
         assert!(super::split_scalars(&[], None, 3, 3).is_ok());

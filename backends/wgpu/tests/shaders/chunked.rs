@@ -153,6 +153,12 @@ fn msm_cases<C: RefCurve>(pair: (&WgpuDevice, &WgpuDevice), tag: &str, n: usize,
     if all {
         let empty = vec![0u64; nv.div_ceil(64)];
         check_msm::<C>(pair, &bases, 0, &s, Some(&empty), "empty density");
+        // a dense vector (its ranks counted by the kernels, not listed) from a
+        // later base: in the first chunk, and past it
+        for first in [5, per + 3] {
+            let s = random_scalars(&mut r, n - first);
+            check_msm::<C>(pair, &bases, first, &s, None, "dense, from a later base");
+        }
     }
 }
 
