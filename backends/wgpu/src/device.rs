@@ -276,21 +276,18 @@ impl WgpuDevice {
     /// first compute pass to the end of the last (timestamp queries; uploads
     /// and read-backs are not included). Where the adapter has no timestamp
     /// queries ([`Self::has_timestamps`] is false) it is the host's wall-clock
-    /// time of `f` instead. Calls made by other threads meanwhile are counted
-    /// too: time one thing at a time.
+    /// time of `f` instead. Only this thread's submissions count: what other
+    /// threads submit meanwhile is theirs, timed or not (see timing.rs).
     pub fn time<R>(
         &self,
         f: impl FnOnce(&Self) -> Result<R, WgpuError>,
     ) -> Result<(R, Duration), WgpuError> {
-        self.ctx.gpu_ns.store(0, Ordering::Relaxed);
-        self.ctx.timing.store(true, Ordering::Relaxed);
         let t = std::time::Instant::now();
-        let r = f(self);
+        let (r, ns) = self.ctx.clock.timed(|| f(self));
         let wall = t.elapsed();
-        self.ctx.timing.store(false, Ordering::Relaxed);
         let r = r?;
         let d = if self.ctx.timestamps {
-            Duration::from_nanos(self.ctx.gpu_ns.load(Ordering::Relaxed))
+            Duration::from_nanos(ns)
         } else {
             wall
         };

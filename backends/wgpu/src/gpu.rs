@@ -125,9 +125,8 @@ pub(crate) struct Ctx {
     error: Arc<Mutex<Option<wgpu::Error>>>,
     lost: Arc<Mutex<Option<String>>>,
     lost_flag: Arc<AtomicBool>,
-    /// Sum of the GPU time of the submissions made while `timing` is set (ns).
-    pub gpu_ns: AtomicU64,
-    pub timing: AtomicBool,
+    /// The GPU time of each thread's timed submissions.
+    pub clock: crate::timing::Clock,
     /// Time spent creating shader modules and pipelines (ns), for reports.
     pub compile_ns: AtomicU64,
     /// The pipeline cache kept on disk (`Options::pipeline_cache_dir`), where
@@ -366,8 +365,7 @@ impl Ctx {
             error,
             lost,
             lost_flag,
-            gpu_ns: AtomicU64::new(0),
-            timing: AtomicBool::new(false),
+            clock: crate::timing::Clock::new(),
             compile_ns: AtomicU64::new(0),
             disk_cache,
             uploads: crate::staging::Uploader::new(slot),
@@ -642,7 +640,7 @@ impl Ctx {
         }
         self.save_pipeline_cache();
         let maxdim = self.limits.max_compute_workgroups_per_dimension.max(1) as u64;
-        let timing = self.timing.load(Ordering::Relaxed) && self.timestamps && !jobs.is_empty();
+        let timing = self.clock.is_timing() && self.timestamps && !jobs.is_empty();
         catch(what, || -> Result<(), WgpuError> {
             let mut enc = self
                 .device
@@ -821,7 +819,7 @@ impl Ctx {
                 let t: &[u64] = bytemuck::cast_slice(&v);
                 let ticks = t[1].saturating_sub(t[0]);
                 let ns = ticks as f64 * self.queue.get_timestamp_period() as f64;
-                self.gpu_ns.fetch_add(ns as u64, Ordering::Relaxed);
+                self.clock.add(ns as u64);
                 drop(v);
                 s.unmap();
             }

@@ -35,6 +35,7 @@ mod pipeline_cache;
 mod setup;
 mod shaders;
 mod staging;
+mod timing;
 
 pub use crossgroth_gpu_host::{Curve, HostBases, G1, G2};
 pub use device::{Bases, Options, WgpuDevice};

@@ -295,7 +295,7 @@ impl WgpuDevice {
             )));
         }
         let began = std::time::Instant::now();
-        let device_before = self.ctx.gpu_ns.load(std::sync::atomic::Ordering::Relaxed);
+        let device_before = self.ctx.clock.so_far();
         let mut phases = Phases::default();
         let outs = self.window_sums(bases, first, scalars, density, &mut phases)?;
         let folded = std::time::Instant::now();
@@ -306,13 +306,12 @@ impl WgpuDevice {
         if scalars.len() >= LOGGED_MSM_TERMS {
             // Where a large MSM's time goes (device time where it is being
             // timed), for whoever tunes this path.
-            let ordering = std::sync::atomic::Ordering::Relaxed;
-            let device = match self.ctx.timing.load(ordering) && self.ctx.timestamps {
-                true => {
-                    let ns = self.ctx.gpu_ns.load(ordering).saturating_sub(device_before);
+            let device = match (device_before, self.ctx.clock.so_far()) {
+                (Some(before), Some(now)) if self.ctx.timestamps => {
+                    let ns = now.saturating_sub(before);
                     format!("{:.2} s of it on the device", ns as f64 / 1e9)
                 }
-                false => "device time not measured".into(),
+                _ => "device time not measured".into(),
             };
             let streamed = match bases.is_streamed() {
                 true => format!(
