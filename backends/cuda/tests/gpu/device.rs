@@ -76,3 +76,26 @@ fn timing_helper_measures_device_time() {
     eprintln!("NTT 2^16 with transfers: {t:.2?} (CUDA events)");
     assert!(t.as_nanos() > 0);
 }
+
+/// The memory report (what a status poll reads) counts the memory the pool
+/// keeps for reuse as free without giving it back: right after an H of 2^22
+/// freed its buffers (3 × 128 MiB, kept by the pool), it says what memory()
+/// says once it has trimmed the pool.
+#[test]
+fn memory_report_counts_what_the_pool_keeps_as_free() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng("memory_report_counts_what_the_pool_keeps_as_free");
+    let n = 1usize << 22;
+    let v = random_scalars(&mut rng, 1 << 10);
+    let big: Vec<_> = (0..n).map(|i| v[i % v.len()]).collect();
+    gpu.compute_h(&big, &big, &big, 22).unwrap();
+    let (reported, total) = gpu.memory_report().unwrap();
+    let (free, total_trimmed) = gpu.memory().unwrap();
+    eprintln!("memory report: free {reported} of {total}; after the trim: free {free}");
+    assert_eq!(total, total_trimmed);
+    assert!(reported <= total);
+    assert!(
+        reported.abs_diff(free) < 64 << 20,
+        "the report says {reported} bytes free, the trimmed pool leaves {free}"
+    );
+}
