@@ -128,31 +128,25 @@ async fn status_polls_while_a_proof_holds_the_device_do_not_wait_for_it() {
     let mut c = connect(&addr).await;
 
     let sub = c.submit_proof(window("held")).await.unwrap().into_inner();
+    let on_device = || {
+        engine
+            .status()
+            .on_device
+            .first()
+            .cloned()
+            .flatten()
+            .is_some()
+    };
     wait_until(
         Duration::from_secs(60),
         "the job reaches the device",
-        || {
-            engine
-                .status()
-                .on_device
-                .first()
-                .cloned()
-                .flatten()
-                .is_some()
-        },
+        on_device,
     )
     .await;
     // Polls for as long as the proof is on the device, its 3 s hold included.
     let waits = sim.memory_waits();
     let mut polls = 0;
-    while engine
-        .status()
-        .on_device
-        .first()
-        .cloned()
-        .flatten()
-        .is_some()
-    {
+    while on_device() {
         let s = status(&mut c).await;
         assert_eq!(s.gpus[0].vram_total_bytes, total as u64);
         assert!(s.gpus[0].vram_free_bytes <= total as u64);
