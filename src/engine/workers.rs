@@ -474,33 +474,13 @@ pub(crate) fn finalize(s: Arc<Shared>) {
                 Ok(done)
             }
             None => {
-                let backend = s.backends[device].as_ref();
-                let run = || {
-                    let prepared = || s.prepared(device, &job.params);
-                    steps::b_g2(backend, &g1, prepared, &job.params, &asg)
-                };
-                let b_g2 = if steps::b_g2_on_device(backend, &asg) {
-                    // The device's busy time counts it too: the G1 side's
-                    // measurement ended before it.
-                    let mut made = None;
-                    let busy = backend.device_time(&mut || {
-                        made = Some(run()?);
-                        Ok(())
-                    });
-                    busy.map(|busy| {
-                        let mut stats = s.stats.lock().unwrap();
-                        let dev = &mut stats.device_busy[device];
-                        dev.busy_s +=
-                            busy.map_or(began.elapsed().as_secs_f64(), |d| d.as_secs_f64());
-                        dev.event_timed &= busy.is_some();
-                        made
-                    })
-                    .and_then(|made| {
-                        made.ok_or_else(|| Error::Invalid("B_G2 was timed but not made".into()))
-                    })
-                } else {
-                    run()
-                };
+                let b_g2 = steps::b_g2(
+                    s.backends[device].as_ref(),
+                    &g1,
+                    || s.prepared(device, &job.params),
+                    &job.params,
+                    &asg,
+                );
                 s.record("b_g2", &job.id, index, began);
                 b_g2
             }
