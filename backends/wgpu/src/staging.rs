@@ -42,18 +42,44 @@ struct Slot {
     copying: Option<wgpu::SubmissionIndex>,
 }
 
-/// The two slots, made on the first large write.
-pub(crate) struct Uploader {
+/// A direction's two slots of `slot_bytes` each, made on its first large
+/// transfer and kept.
+struct Slots<T> {
     slot_bytes: u64,
-    slots: Mutex<Vec<Slot>>,
+    slots: Mutex<Vec<T>>,
 }
 
-impl Uploader {
-    pub fn new(slot_bytes: u64) -> Self {
-        Uploader {
+impl<T> Slots<T> {
+    fn new(slot_bytes: u64) -> Self {
+        Slots {
             slot_bytes,
             slots: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The slots, locked for one transfer; `make` makes them the first time.
+    fn lock(
+        &self,
+        what: &str,
+        make: impl FnOnce() -> [T; 2],
+    ) -> Result<std::sync::MutexGuard<'_, Vec<T>>, WgpuError> {
+        let mut slots = self
+            .slots
+            .lock()
+            .map_err(|_| WgpuError::gpu(what, "poisoned staging lock"))?;
+        if slots.is_empty() {
+            slots.extend(make());
+        }
+        Ok(slots)
+    }
+}
+
+/// The two upload slots, made on the first large write.
+pub(crate) struct Uploader(Slots<Slot>);
+
+impl Uploader {
+    pub fn new(slot_bytes: u64) -> Self {
+        Uploader(Slots::new(slot_bytes))
     }
 
     /// Writes `bytes` at the start of `dst` (ordered before later
@@ -68,17 +94,13 @@ impl Uploader {
         fill: &Fill,
         what: &str,
     ) -> Result<(), WgpuError> {
-        let mut slots = self
-            .slots
-            .lock()
-            .map_err(|_| WgpuError::gpu(what, "poisoned upload lock"))?;
-        if slots.is_empty() {
+        let slot_bytes = self.0.slot_bytes;
+        let mut slots = self.0.lock(what, || {
             let usage = wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC;
-            for buf in slot_pair(device, "upload slot", self.slot_bytes, usage, true) {
-                slots.push(Slot { buf, copying: None });
-            }
-        }
-        for (k, piece) in bytes.chunks(self.slot_bytes as usize).enumerate() {
+            slot_pair(device, "upload slot", slot_bytes, usage, true)
+                .map(|buf| Slot { buf, copying: None })
+        })?;
+        for (k, piece) in bytes.chunks(slot_bytes as usize).enumerate() {
             let slot = &mut slots[k % 2];
             if let Some(index) = slot.copying.take() {
                 remap(device, &slot.buf, index, what)?;
@@ -94,7 +116,7 @@ impl Uploader {
             slot.buf.unmap();
             let mut enc = device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
-            let at = k as u64 * self.slot_bytes;
+            let at = k as u64 * slot_bytes;
             enc.copy_buffer_to_buffer(&slot.buf, 0, dst, at, len);
             slot.copying = Some(queue.submit([enc.finish()]));
         }
@@ -143,10 +165,7 @@ fn map(buf: &wgpu::Buffer, mode: wgpu::MapMode, len: u64) -> Arc<AtomicU8> {
 }
 
 /// The two read-back slots, made on the first large read.
-pub(crate) struct Downloader {
-    slot_bytes: u64,
-    slots: Mutex<Vec<wgpu::Buffer>>,
-}
+pub(crate) struct Downloader(Slots<wgpu::Buffer>);
 
 /// A slot's copy in flight: its piece, submission and mapping state.
 struct InFlight {
@@ -158,10 +177,7 @@ struct InFlight {
 
 impl Downloader {
     pub fn new(slot_bytes: u64) -> Self {
-        Downloader {
-            slot_bytes,
-            slots: Mutex::new(Vec::new()),
-        }
+        Downloader(Slots::new(slot_bytes))
     }
 
     /// Reads `words` u32 words of `src` from word `at` (after every earlier
@@ -176,21 +192,12 @@ impl Downloader {
         take: &mut dyn FnMut(u64, &[u32]),
         what: &str,
     ) -> Result<(), WgpuError> {
-        let mut slots = self
-            .slots
-            .lock()
-            .map_err(|_| WgpuError::gpu(what, "poisoned read-back lock"))?;
-        if slots.is_empty() {
+        let slot_bytes = self.0.slot_bytes;
+        let slots = self.0.lock(what, || {
             let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
-            slots.extend(slot_pair(
-                device,
-                "read-back slot",
-                self.slot_bytes,
-                usage,
-                false,
-            ));
-        }
-        let per = self.slot_bytes / 4;
+            slot_pair(device, "read-back slot", slot_bytes, usage, false)
+        })?;
+        let per = slot_bytes / 4;
         let pieces = words.div_ceil(per);
         let len = |piece: u64| (words - piece * per).min(per) * 4;
         let start = |piece: u64, slot: usize| {
