@@ -16,7 +16,10 @@
 // of the bases' chunk (B2 holds ranks over all the bases; B4 gets them less
 // this, so the host need not rebase each chunk's ranks); prm(6) = 1 where the
 // ranks are consecutive (a dense vector's), scalar i's base then being
-// prm(7) + i in the chunk and B2 unread.
+// prm(7) + i in the chunk and B2 unread; prm(8) = s > 0 where the scalars are
+// s runs of strided ranks (a vector the device holds in the NTT's transposed
+// layout): B2 then holds s pairs (first position, its base in the chunk),
+// ascending, and a run's bases step by prm(6).
 
 struct Params { v: array<vec4<u32>, 8> }
 @group(0) @binding(0) var<uniform> P: Params;
@@ -114,7 +117,18 @@ fn msm_scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
   let nb = prm(2);
   let cur = prm(4) * nb;
   var base = prm(7) + i;
-  if (prm(6) == 0u) { base = B2[i] - prm(5); }
+  if (prm(8) != 0u) {
+    // the last run that starts at or before i
+    var lo = 0u;
+    var hi = prm(8);
+    while (hi - lo > 1u) {
+      let mid = (lo + hi) >> 1u;
+      if (B2[2u * mid] <= i) { lo = mid; } else { hi = mid; }
+    }
+    base = B2[2u * lo + 1u] + (i - B2[2u * lo]) * prm(6);
+  } else if (prm(6) == 0u) {
+    base = B2[i] - prm(5);
+  }
   for (var w = 0u; w < prm(4); w++) {
     let e = B5[w * n + i];
     if (e != NO_DIGIT) {

@@ -156,9 +156,10 @@ pub(crate) enum Step<'a> {
     Run(Job<'a>),
     /// Zeroes a buffer (counters reused by the next launches).
     Clear(&'a wgpu::Buffer),
-    /// Copies `bytes` from the start of `src` into `dst` at byte `at`.
+    /// Copies `bytes` from `src` at byte `from` into `dst` at byte `at`.
     Copy {
         src: &'a wgpu::Buffer,
+        from: u64,
         dst: &'a wgpu::Buffer,
         at: u64,
         bytes: u64,
@@ -701,11 +702,12 @@ impl Ctx {
                     }
                     Step::Copy {
                         src,
+                        from,
                         dst,
                         at,
                         bytes,
                     } => {
-                        enc.copy_buffer_to_buffer(src, 0, dst, *at, *bytes);
+                        enc.copy_buffer_to_buffer(src, *from, dst, *at, *bytes);
                         continue;
                     }
                 };

@@ -1,6 +1,8 @@
 //! Pippenger MSM, written once for both groups (shaders/msm/): the host
 //! splits off scalars 0 and 1, the device cuts signed digits, sorts them into
 //! buckets, sums and reduces the buckets, and the host folds the window sums.
+//! An H the device holds ([`DeviceH`]) is read there, all of it through the
+//! buckets.
 
 use std::any::Any;
 
@@ -12,6 +14,8 @@ use crate::error::WgpuError;
 use crate::gpu::{params, Step};
 use crate::host;
 use crate::msm_plan::{positions, split_scalars, window_bits, RanksRef, Split, BALANCED_CHUNK};
+use crate::ntt::DeviceH;
+use crate::ntt_chunks::rev;
 use crate::shaders::Module;
 
 /// What the device returns for one MSM: per window, T XYZZ points whose sum
@@ -195,6 +199,67 @@ enum Source<'a, T> {
     },
 }
 
+/// Where an MSM's terms come from.
+enum Terms<'a> {
+    /// The host's scalars, split there.
+    Host(Split<'a>),
+    /// H on the device, coefficient i paired with base `first + i`.
+    DeviceH { h: &'a DeviceH, first: u64 },
+}
+
+/// The scalars of one windows pass.
+#[derive(Clone, Copy)]
+enum PassScalars<'a> {
+    Host(&'a [blst_fr]),
+    /// Runs (buffer, first element, elements) of a vector the device holds,
+    /// copied one after another into the pass's scalars.
+    Device(&'a [(&'a wgpu::Buffer, u64, u64)]),
+}
+
+impl PassScalars<'_> {
+    fn len(&self) -> u64 {
+        match self {
+            PassScalars::Host(s) => s.len() as u64,
+            PassScalars::Device(runs) => runs.iter().map(|r| r.2).sum(),
+        }
+    }
+}
+
+/// The runs of H's coefficients paired with the bases of ranks lo..hi, H's
+/// coefficient i pairing with base `first + i`: per buffer of H, one run of
+/// consecutive elements (buffer, first element, elements) and the ranks
+/// they pair with, (position in the pass, rank of its first), stepping by the
+/// buffer count (the transposed layout; 1 for H in one buffer).
+#[allow(clippy::type_complexity)]
+fn h_runs<'a>(
+    h: &'a DeviceH,
+    first: u64,
+    lo: u64,
+    hi: u64,
+) -> (Vec<(&'a wgpu::Buffer, u64, u64)>, Vec<(u32, u32)>) {
+    let k = h.bufs.len() as u64;
+    let kl = k.ilog2();
+    // coefficients lo - first .. hi - first, within H
+    let (ilo, ihi) = (
+        lo.saturating_sub(first),
+        hi.saturating_sub(first).min(h.len() as u64),
+    );
+    let (mut runs, mut ranks) = (Vec::new(), Vec::new());
+    let mut at = 0u64;
+    for (a, buf) in h.bufs.iter().enumerate() {
+        // buffer a holds coefficients p + k q
+        let p = rev(a, kl) as u64;
+        let q = |i: u64| i.saturating_sub(p).div_ceil(k);
+        let (qlo, qhi) = (q(ilo), q(ihi));
+        if qlo < qhi {
+            runs.push((buf, qlo, qhi - qlo));
+            ranks.push((at as u32, (first + p + k * qlo) as u32));
+            at += qhi - qlo;
+        }
+    }
+    (runs, ranks)
+}
+
 /// Device buffers that an MSM's passes reuse from chunk to chunk and from
 /// batch to batch of windows, grown where a pass needs more: a driver
 /// allocation a window costs more than the window's kernels at Filecoin
@@ -288,6 +353,45 @@ impl WgpuDevice {
         scalars: &[blst_fr],
         density: Option<&[u64]>,
     ) -> Result<C::Point, WgpuError> {
+        self.msm_of(bases, scalars.len(), |phases| {
+            let t = std::time::Instant::now();
+            let split = split_scalars(scalars, density, bases.len, first)?;
+            phases.split = t.elapsed();
+            self.window_sums(bases, Terms::Host(split), phases)
+        })
+    }
+
+    /// Σ H[i] · bases[first + i] over an H the device holds
+    /// ([`Self::compute_h_on_device`]): [`Self::msm`] of its coefficients
+    /// without reading them back or sending them up again.
+    pub fn msm_h<C: Curve>(
+        &self,
+        bases: &Bases<C>,
+        first: usize,
+        h: &DeviceH,
+    ) -> Result<C::Point, WgpuError> {
+        self.check_owner(h)?;
+        if first.checked_add(h.len()).is_none_or(|n| n > bases.len) {
+            return Err(WgpuError::InvalidInput(format!(
+                "msm: {} coefficients of H from base {first} of {}",
+                h.len(),
+                bases.len
+            )));
+        }
+        let first = first as u64;
+        self.msm_of(bases, h.len(), |phases| {
+            self.window_sums(bases, Terms::DeviceH { h, first }, phases)
+        })
+    }
+
+    /// An MSM of `terms` scalars whose window sums `sums` makes: their fold,
+    /// and a log line of where a large one's time went.
+    fn msm_of<C: Curve>(
+        &self,
+        bases: &Bases<C>,
+        terms: usize,
+        sums: impl FnOnce(&mut Phases) -> Result<Vec<MsmOut>, WgpuError>,
+    ) -> Result<C::Point, WgpuError> {
         if bases.owner != self.id {
             return Err(WgpuError::InvalidInput(format!(
                 "msm: the {} bases were uploaded by another backend",
@@ -297,13 +401,13 @@ impl WgpuDevice {
         let began = std::time::Instant::now();
         let device_before = self.ctx.clock.so_far();
         let mut phases = Phases::default();
-        let outs = self.window_sums(bases, first, scalars, density, &mut phases)?;
+        let outs = sums(&mut phases)?;
         let folded = std::time::Instant::now();
         let sum = match C::GROUP {
             Group::G1 => same_type(fold_all::<G1>(&outs)),
             Group::G2 => same_type(fold_all::<G2>(&outs)),
         };
-        if scalars.len() >= LOGGED_MSM_TERMS {
+        if terms >= LOGGED_MSM_TERMS {
             // Where a large MSM's time goes (device time where it is being
             // timed), for whoever tunes this path.
             let device = match (device_before, self.ctx.clock.so_far()) {
@@ -326,7 +430,7 @@ impl WgpuDevice {
                 "wgpu: {} MSM of {} scalars over {} {} bases in {:.2} s, {device}; \
                  split {:.2} s, passes {:.2} s, fold {:.2} s{streamed}",
                 C::NAME,
-                scalars.len(),
+                terms,
                 bases.len,
                 if bases.is_streamed() {
                     "streamed"
@@ -349,14 +453,9 @@ impl WgpuDevice {
     fn window_sums<C: Curve>(
         &self,
         bases: &Bases<C>,
-        first: usize,
-        scalars: &[blst_fr],
-        density: Option<&[u64]>,
+        terms: Terms<'_>,
         phases: &mut Phases,
     ) -> Result<Vec<MsmOut>, WgpuError> {
-        let t = std::time::Instant::now();
-        let Split { idx, sc, ones } = split_scalars(scalars, density, bases.len, first)?;
-        phases.split = t.elapsed();
         let pt_bytes = 4 * 2 * C::FE_WORDS as u64 * 4;
         let pl = pass_limits(self.ctx.binding, pt_bytes, C::NAME)?;
         let _g = self.lock()?;
@@ -375,12 +474,19 @@ impl WgpuDevice {
             },
         };
         // The ranks ascend, so a chunk's terms are one range of idx and one
-        // of ones.
+        // of ones (of H: one run a buffer of it).
         let per = bases.per_chunk as u64;
         for k in 0..bases.chunk_count() {
             let (lo, hi) = (k as u64 * per, (k as u64 + 1) * per);
-            let (terms, units) = (idx.positions(lo, hi), positions(&ones, lo, hi));
-            if terms.is_empty() && units.is_empty() {
+            let (host_terms, units, h_runs) = match &terms {
+                Terms::Host(split) => (
+                    split.idx.positions(lo, hi),
+                    positions(&split.ones, lo, hi),
+                    (vec![], vec![]),
+                ),
+                Terms::DeviceH { h, first } => (0..0, 0..0, h_runs(h, *first, lo, hi)),
+            };
+            if host_terms.is_empty() && units.is_empty() && h_runs.0.is_empty() {
                 continue;
             }
             let buf = match &source {
@@ -401,14 +507,27 @@ impl WgpuDevice {
             // The ranks go up as they are; the kernels take the chunk's
             // first rank off.
             let first_rank = lo as u32;
-            if !terms.is_empty() {
-                let (ix, sc) = (idx.part(terms.clone()), &sc[terms]);
-                let pass =
-                    self.windows_pass::<C>(buf, ix, first_rank, sc, pl.c_max, &mut scratch)?;
-                outs.push(pass);
+            let mut pass = |ix, sc| {
+                let pass = self.windows_pass::<C>(buf, ix, first_rank, sc, pl.c_max, &mut scratch);
+                outs.push(pass?);
+                Ok::<_, WgpuError>(())
+            };
+            if let Terms::Host(split) = &terms {
+                if !host_terms.is_empty() {
+                    let ix = split.idx.part(host_terms.clone());
+                    pass(ix, PassScalars::Host(&split.sc[host_terms]))?;
+                }
             }
-            if !units.is_empty() {
-                let ix = &ones[units];
+            if !h_runs.0.is_empty() {
+                let (runs, ranks) = &h_runs;
+                let stride = match &terms {
+                    Terms::DeviceH { h, .. } => h.bufs.len() as u32,
+                    Terms::Host(_) => 1,
+                };
+                pass(RanksRef::Runs { stride, ranks }, PassScalars::Device(runs))?;
+            }
+            if let (Terms::Host(split), false) = (&terms, units.is_empty()) {
+                let ix = &split.ones[units];
                 let pass =
                     self.ones_pass::<C>(buf, ix, first_rank, pl.ones_sums_max, &mut scratch)?;
                 outs.push(pass);
@@ -447,7 +566,7 @@ impl WgpuDevice {
         bases: &wgpu::Buffer,
         idx: RanksRef<'_>,
         first_rank: u32,
-        sc: &[blst_fr],
+        sc: PassScalars<'_>,
         c_max: u32,
         scratch: &mut Scratch,
     ) -> Result<MsmOut, WgpuError> {
@@ -458,13 +577,21 @@ impl WgpuDevice {
         // device -> blst form, run in the curve's module (the same K for
         // either field code: 2^384 mod p)
         let kfrom = self.ctx.module_radix(m).fq_k_from_dev();
-        let n = sc.len() as u64;
+        let n = sc.len();
         let c = window_bits(n).min(c_max);
         // Listed ranks go up to the device; consecutive ones the scatter
-        // counts from the first (parameters 6 and 7).
-        let (listed, consecutive) = match idx {
-            RanksRef::Listed(ranks) => (ranks, [0, 0]),
-            RanksRef::From(rank) => (&[][..], [1, rank - first_rank]),
+        // counts from the first (parameters 6 and 7), and runs of strided
+        // ones from a table of their starts (parameters 6 and 8).
+        let (listed, mode): (std::borrow::Cow<'_, [u32]>, [u32; 3]) = match idx {
+            RanksRef::Listed(ranks) => (ranks.into(), [0, 0, 0]),
+            RanksRef::From(rank) => ((&[][..]).into(), [1, rank - first_rank, 0]),
+            RanksRef::Runs { stride, ranks } => (
+                ranks
+                    .iter()
+                    .flat_map(|&(at, rank)| [at, rank - first_rank])
+                    .collect(),
+                [stride, 0, ranks.len() as u32],
+            ),
         };
         let mut out = MsmOut {
             c,
@@ -508,8 +635,24 @@ impl WgpuDevice {
         }
         let buf = |what| scratch.get(what);
         let (scal, ib) = (buf("msm scalars")?, buf("msm indices")?);
-        self.ctx.write(scal, host::fr_as_words(sc), "msm scalars")?;
-        self.ctx.write(ib, listed, "msm indices")?;
+        self.ctx.write(ib, &listed, "msm indices")?;
+        let mut steps = vec![];
+        match sc {
+            PassScalars::Host(sc) => self.ctx.write(scal, host::fr_as_words(sc), "msm scalars")?,
+            PassScalars::Device(runs) => {
+                let mut at = 0;
+                for &(src, from, len) in runs {
+                    steps.push(Step::Copy {
+                        src,
+                        from: 32 * from,
+                        dst: scal,
+                        at,
+                        bytes: 32 * len,
+                    });
+                    at += 32 * len;
+                }
+            }
+        }
         let (counts, sorted, digits) = (buf("msm counts")?, buf("msm sorted")?, buf("msm digits")?);
         let (buckets, res, partials) = (
             buf("msm buckets")?,
@@ -518,13 +661,13 @@ impl WgpuDevice {
         );
         let all = buf("msm window sums")?;
         let kc = self.ctx.radix.fr_k_canonical();
-        let mut steps = vec![Step::Run(job(
+        steps.push(Step::Run(job(
             Module::Fr,
             "fr_mul_const",
             params(&[n as u32], &kc),
             &[(1, scal)],
             n,
-        ))];
+        )));
         let mut first = 0u32;
         while first < windows {
             let upto = (u64::from(first) + per_read).min(windows.into()) as u32;
@@ -533,7 +676,7 @@ impl WgpuDevice {
                 let nw = batch.min(u64::from(upto - w0));
                 steps.extend([counts, sorted, digits, buckets, res, partials].map(Step::Clear));
                 let head = [n as u32, c, nb as u32, w0, nw as u32, first_rank];
-                let sp = params(&[&head[..], &consecutive[..]].concat(), &[]);
+                let sp = params(&[&head[..], &mode[..2]].concat(), &mode[2..]);
                 let balanced_params = |mode: u32| {
                     let (l, nc) = (BALANCED_CHUNK as u32, chunks as u32);
                     params(&[n as u32, nb as u32, nw as u32, l, nc, mode], &[])
@@ -587,6 +730,7 @@ impl WgpuDevice {
                 steps.extend(jobs.map(Step::Run));
                 steps.push(Step::Copy {
                     src: res,
+                    from: 0,
                     dst: all,
                     at: u64::from(w0 - first) * res_words * 4,
                     bytes: nw * res_words * 4,

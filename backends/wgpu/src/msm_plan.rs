@@ -36,6 +36,12 @@ pub(crate) enum RanksRef<'a> {
     /// Consecutive from this rank.
     From(u32),
     Listed(&'a [u32]),
+    /// Runs of ranks that step by `stride`: (position of a run's first
+    /// term, its rank), ascending by position.
+    Runs {
+        stride: u32,
+        ranks: &'a [(u32, u32)],
+    },
 }
 
 impl Ranks {

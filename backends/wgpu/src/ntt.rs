@@ -199,9 +199,31 @@ impl WgpuDevice {
         c: &[blst_fr],
         log_m: u32,
     ) -> Result<(), WgpuError> {
+        if log_m == 0 {
+            return Ok(());
+        }
+        if (a.len() as u64) < (1u64 << log_m.min(63)) - 1 {
+            return Err(WgpuError::InvalidInput(format!(
+                "compute_h: {} elements of a cannot hold H's 2^{log_m} - 1",
+                a.len(),
+            )));
+        }
+        let h = self.compute_h_on_device(a, b, c, log_m)?;
+        self.read_h(&h, a)
+    }
+
+    /// [`Self::compute_h`] with H kept on the device, for the H MSM to read
+    /// in place ([`Self::msm_h`]): H is neither read back nor sent up again.
+    pub fn compute_h_on_device(
+        &self,
+        a: &[blst_fr],
+        b: &[blst_fr],
+        c: &[blst_fr],
+        log_m: u32,
+    ) -> Result<DeviceH, WgpuError> {
         let e = self.chunk_log(log_m, "compute_h")?;
         let m = 1u64 << log_m;
-        for (name, v) in [("a", &*a), ("b", b), ("c", c)] {
+        for (name, v) in [("a", a), ("b", b), ("c", c)] {
             if v.len() as u64 > m {
                 return Err(WgpuError::InvalidInput(format!(
                     "compute_h: {name} has {} > 2^{log_m} elements",
@@ -210,19 +232,72 @@ impl WgpuDevice {
             }
         }
         if log_m == 0 {
-            return Ok(());
-        }
-        if (a.len() as u64) < m - 1 {
-            return Err(WgpuError::InvalidInput(format!(
-                "compute_h: {} elements of a cannot hold H's {}",
-                a.len(),
-                m - 1
-            )));
+            return Err(WgpuError::InvalidInput(
+                "compute_h: a one-point domain has no coefficient of H".into(),
+            ));
         }
         let _g = self.lock()?;
-        if e < log_m {
-            return self.compute_h_chunked(a, b, c, log_m, e);
+        let bufs = if e < log_m {
+            self.compute_h_chunked(a, b, c, log_m, e)?
+        } else {
+            vec![self.compute_h_whole(a, b, c, log_m)?]
+        };
+        Ok(DeviceH {
+            bufs,
+            log_m,
+            e,
+            owner: self.id,
+        })
+    }
+
+    /// H's m − 1 coefficients from the device into `out` (at least that
+    /// long).
+    pub fn read_h(&self, h: &DeviceH, out: &mut [blst_fr]) -> Result<(), WgpuError> {
+        self.check_owner(h)?;
+        let n = h.len();
+        let Some(out) = out.get_mut(..n) else {
+            return Err(WgpuError::InvalidInput(format!(
+                "read_h: {} elements cannot hold H's {n}",
+                out.len()
+            )));
+        };
+        let _g = self.lock()?;
+        if h.bufs.len() > 1 {
+            let began = std::time::Instant::now();
+            self.read_transposed(&h.bufs, h.e, out)?;
+            log::info!(
+                "wgpu: H of 2^{} read back in {:.2} s",
+                h.log_m,
+                began.elapsed().as_secs_f64()
+            );
+            return Ok(());
         }
+        self.ctx.run_reading(
+            "compute_h read",
+            &[],
+            &[(&h.bufs[0], 0, n as u64 * 8)],
+            &mut |_, at, words| words_into_fr(words, &mut out[(at / 8) as usize..]),
+        )
+    }
+
+    pub(crate) fn check_owner(&self, h: &DeviceH) -> Result<(), WgpuError> {
+        if h.owner != self.id {
+            return Err(WgpuError::InvalidInput(
+                "an H computed by another wgpu backend".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// H of a domain that fits one buffer, left in it in natural order.
+    fn compute_h_whole(
+        &self,
+        a: &[blst_fr],
+        b: &[blst_fr],
+        c: &[blst_fr],
+        log_m: u32,
+    ) -> Result<wgpu::Buffer, WgpuError> {
+        let m = 1u64 << log_m;
         let g = host::fr_from_u64(host::COSET_GENERATOR);
         let ginv = host::fr_inv(&g);
         let minv = host::fr_inv(&host::fr_from_u64(m));
@@ -281,12 +356,47 @@ impl WgpuDevice {
             &[(1, &bufs[0])],
             m,
         ));
-        let out = &mut a[..(m - 1) as usize];
-        self.ctx.run_reading(
-            "compute_h",
-            &jobs,
-            &[(&bufs[0], 0, (m - 1) * 8)],
-            &mut |_, at, words| words_into_fr(words, &mut out[(at / 8) as usize..]),
+        self.ctx.run("compute_h", &jobs, &[])?;
+        Ok(bufs.swap_remove(0))
+    }
+}
+
+/// H computed by [`WgpuDevice::compute_h_on_device`] and kept on the device:
+/// its m − 1 coefficients (blst's Montgomery form) in one buffer in natural
+/// order, or in K = 2^(log_m − e) chunks of 2^e in the chunked NTT's
+/// transposed layout (chunk A, offset q holds coefficient rev(A) + K q; see
+/// `ntt_chunks.rs`). Dropping it frees the device memory.
+pub struct DeviceH {
+    pub(crate) bufs: Vec<wgpu::Buffer>,
+    pub(crate) log_m: u32,
+    /// log2 of the coefficients a buffer holds.
+    pub(crate) e: u32,
+    pub(crate) owner: u64,
+}
+
+impl DeviceH {
+    /// H's coefficients: m − 1.
+    pub fn len(&self) -> usize {
+        (1usize << self.log_m) - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Device bytes it holds.
+    pub fn bytes(&self) -> u64 {
+        self.bufs.iter().map(|b| b.size()).sum()
+    }
+}
+
+impl std::fmt::Debug for DeviceH {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DeviceH(2^{} in {} buffers)",
+            self.log_m,
+            self.bufs.len()
         )
     }
 }

@@ -243,6 +243,48 @@ fn chunked_compute_h_matches() {
     });
 }
 
+/// H kept on the device (in one buffer, or in chunks in the transposed
+/// layout) and read there by the H MSM: the MSM of the coefficients blst
+/// computes, from base 0 and from a later base, over bases in several chunks.
+#[test]
+fn msm_of_h_on_the_device_matches() {
+    on_each_pair("msm_of_h_on_the_device_matches", |b, l| {
+        let mut r = rng("msm_of_h_on_the_device_matches");
+        // 2^7 fills one buffer of the lowered limit; 2^9 takes 4 chunks
+        for (log_m, n, first) in [(7u32, 120usize, 0usize), (9, 500, 0), (9, 512, 7)] {
+            let a = edge_scalars(&mut r, n, 7);
+            let bb = random_scalars(&mut r, n);
+            let c = random_scalars(&mut r, n);
+            let h = compute_h(&a, &bb, &c, log_m);
+            let bases = random_bases::<G1>(&mut r, first + h.len() + 3);
+            let want = msm::<G1>(&bases[first..first + h.len()], &h, None);
+            for (dev, what) in [(b, "one buffer"), (l, "chunks")] {
+                let on = dev.compute_h_on_device(&a, &bb, &c, log_m).unwrap();
+                let got = dev
+                    .msm_h(&dev.upload::<G1>(&bases).unwrap(), first, &on)
+                    .unwrap();
+                assert!(
+                    G1::eq(&got, &want),
+                    "H MSM of 2^{log_m} from base {first}, H on the device ({what}, {on:?})"
+                );
+                let mut back = vec![blst_fr::default(); h.len()];
+                dev.read_h(&on, &mut back).unwrap();
+                assert!(fr_slices_eq(&back, &h), "H of 2^{log_m} read back ({what})");
+            }
+            eprintln!("H MSM of 2^{log_m} from base {first}, H on the device: ok");
+        }
+        // more coefficients than bases is an error, not a panic
+        let on = l
+            .compute_h_on_device(&[fr_from_u64(1)], &[fr_from_u64(2)], &[], 3)
+            .unwrap();
+        let few = l.upload::<G1>(&random_bases::<G1>(&mut r, 6)).unwrap();
+        assert!(matches!(
+            l.msm_h(&few, 0, &on),
+            Err(WgpuError::InvalidInput(_))
+        ));
+    });
+}
+
 /// Limits too small for one point, one element or a window's buckets are
 /// one-line errors naming the bytes needed, not panics.
 #[test]
