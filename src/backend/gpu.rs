@@ -383,6 +383,32 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         Ok(())
     }
 
+    fn compute_h_on_device(
+        &self,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+    ) -> Result<Option<DeviceWitness>> {
+        let log = crate::synthesis::log_domain(a.len())?;
+        if log == 0 {
+            return Ok(None);
+        }
+        if b.len() != a.len() || c.len() != a.len() {
+            return Err(Error::Invalid("a, b, c have different lengths".into()));
+        }
+        let (inner, generation) = self.current();
+        match inner.compute_h_on_device(fr(a), fr(b), fr(c), log) {
+            None => Ok(None),
+            Some(Err(e)) => Err(self.fail(e, generation)),
+            Some(Ok(device)) => Ok(Some(DeviceWitness {
+                device,
+                backend: D::NAME,
+                generation,
+                lens: [None, None, Some((1usize << log) - 1)],
+            })),
+        }
+    }
+
     fn matrices_bytes(&self, shape: &RecordedShape) -> Option<usize> {
         self.current().0.matrices_bytes(shape)
     }
@@ -453,7 +479,11 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
                 device,
                 backend: D::NAME,
                 generation,
-                lens: [input.len(), aux.len(), (1usize << log) - 1],
+                lens: [
+                    Some(input.len()),
+                    Some(aux.len()),
+                    Some((1usize << log) - 1),
+                ],
             })),
         }
     }

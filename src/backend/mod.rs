@@ -75,30 +75,42 @@ pub enum WitnessPart {
 
 /// A witness-only proof's input, aux and H held by one device
 /// ([`WitnessH::OnDevice`]): uploaded once for every MSM of its critical path
-/// instead of once an MSM, and H never brought back to the host. Dropping it
-/// frees the device memory.
+/// instead of once an MSM, and H never brought back to the host; or H alone
+/// ([`Backend::compute_h_on_device`]). Dropping it frees the device memory.
 pub struct DeviceWitness {
     pub(crate) device: Box<dyn std::any::Any + Send + Sync>,
     /// The backend and device context that hold it.
     pub(crate) backend: &'static str,
     pub(crate) generation: u64,
-    /// Scalars of the input, the aux and H.
-    pub(crate) lens: [usize; 3],
+    /// Scalars of the input, the aux and H; None for a part it does not hold.
+    pub(crate) lens: [Option<usize>; 3],
 }
 
 impl DeviceWitness {
-    /// Scalars in `part`.
+    /// Scalars in `part` (0 where it does not hold it).
     pub fn len(&self, part: WitnessPart) -> usize {
-        self.lens[part as usize]
+        self.lens[part as usize].unwrap_or(0)
+    }
+
+    /// Whether it holds `part`.
+    pub fn holds(&self, part: WitnessPart) -> bool {
+        self.lens[part as usize].is_some()
     }
 }
 
 impl std::fmt::Debug for DeviceWitness {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let len = |part| match self.lens[part as usize] {
+            Some(n) => n.to_string(),
+            None => "no".into(),
+        };
         write!(
             f,
             "DeviceWitness({}: {} inputs, {} aux, {} H coefficients)",
-            self.backend, self.lens[0], self.lens[1], self.lens[2]
+            self.backend,
+            len(WitnessPart::Input),
+            len(WitnessPart::Aux),
+            len(WitnessPart::H)
         )
     }
 }
@@ -298,6 +310,19 @@ pub trait Backend: Send + Sync {
         c: &mut Vec<Scalar>,
     ) -> Result<()>;
 
+    /// [`Backend::compute_h`] with H kept on the device for the H MSM to read
+    /// in place: a [`DeviceWitness`] that holds H alone. None where the
+    /// backend brings H back (the caller then calls `compute_h`).
+    fn compute_h_on_device(
+        &self,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+    ) -> Result<Option<DeviceWitness>> {
+        let _ = (a, b, c);
+        Ok(None)
+    }
+
     /// Device bytes a circuit shape's constraint matrices take resident, where
     /// this backend computes a, b and c from a witness on its device; None
     /// where they are computed on the host.
@@ -437,7 +462,7 @@ mod tests {
             device: Box::new(()),
             backend,
             generation: 0,
-            lens: [2, 5, 7],
+            lens: [Some(2), Some(5), Some(7)],
         }
     }
 

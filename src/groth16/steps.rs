@@ -261,10 +261,21 @@ fn compose_g1_side(
             let mut h = std::mem::take(&mut asg.a);
             let mut b = std::mem::take(&mut asg.b);
             let mut c = std::mem::take(&mut asg.c);
-            backend.compute_h(&mut h, &mut b, &mut c)?;
+            // Where the device can keep H, it is neither read back nor sent
+            // up again for its MSM.
+            let kept = backend.compute_h_on_device(&h, &b, &c)?;
+            if kept.is_none() {
+                backend.compute_h(&mut h, &mut b, &mut c)?;
+            }
             dispose(b);
             dispose(c);
-            ComputedH::Host(h)
+            match kept {
+                Some(w) => {
+                    dispose(h);
+                    ComputedH::Device(w)
+                }
+                None => ComputedH::Host(h),
+            }
         }
     };
     times.h = lap.next();
@@ -279,7 +290,8 @@ fn compose_g1_side(
         ComputedH::Device(w) => {
             let h = MsmScalars::Device(&w, WitnessPart::H);
             let sum = backend.msm(&prepared.h, &[MsmInput::dense_of(h)])?[0];
-            (sum, Some(w))
+            // H alone is freed now; a witness stays for the other MSMs.
+            (sum, Some(w).filter(|w| w.holds(WitnessPart::Aux)))
         }
     };
     times.msm_h = lap.next();

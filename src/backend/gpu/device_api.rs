@@ -92,6 +92,19 @@ pub trait DeviceApi: Send + Sync + 'static {
         a[..h.len()].copy_from_slice(&h);
         Ok(())
     }
+    /// compute_h with H kept on the device (the crate's type, for
+    /// [`Self::msm_witness`] of [`WitnessPart::H`]). None: the crate brings H
+    /// back.
+    fn compute_h_on_device(
+        &self,
+        a: &[blst_fr],
+        b: &[blst_fr],
+        c: &[blst_fr],
+        log_m: u32,
+    ) -> Option<Result<Box<dyn Any + Send + Sync>, Self::Error>> {
+        let _ = (a, b, c, log_m);
+        None
+    }
     /// Device bytes `shape`'s constraint matrices take resident, where the
     /// crate computes a, b and c from a witness (None: it does not).
     fn matrices_bytes(&self, shape: &RecordedShape) -> Option<usize> {

@@ -107,7 +107,7 @@ fn a_witness_of_another_backend_or_context_is_refused() {
         device: Box::new(()),
         backend,
         generation,
-        lens: [1, 3, 3],
+        lens: [Some(1), Some(3), Some(3)],
     };
     let msm = |w: &DeviceWitness| {
         let input = MsmInput::dense_of(MsmScalars::Device(w, WitnessPart::Aux));

@@ -2,11 +2,12 @@
 
 use blst::blst_fr;
 use crossgroth_wgpu as wg;
+use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::{DeviceApi, GpuBackend, HostView, WgpuBackend};
-use crate::backend::{Curve, MsmGroup, Placement};
+use crate::backend::{Curve, MsmGroup, Placement, WitnessPart};
 use crate::error::Result;
 
 /// Which adapter and which WGSL field code to use.
@@ -48,6 +49,37 @@ impl DeviceApi for wg::WgpuDevice {
         }
     }
     forward_device_api!(wg::WgpuDevice, wg::WgpuError);
+    fn compute_h_on_device(
+        &self,
+        a: &[blst_fr],
+        b: &[blst_fr],
+        c: &[blst_fr],
+        log_m: u32,
+    ) -> Option<Result<Box<dyn Any + Send + Sync>, wg::WgpuError>> {
+        let h = wg::WgpuDevice::compute_h_on_device(self, a, b, c, log_m);
+        Some(h.map(|h| Box::new(h) as Box<dyn Any + Send + Sync>))
+    }
+    fn msm_witness<C: Curve>(
+        &self,
+        bases: &wg::Bases<C>,
+        first: usize,
+        witness: &(dyn Any + Send + Sync),
+        part: WitnessPart,
+        density: Option<&[u64]>,
+    ) -> Option<Result<C::Point, wg::WgpuError>> {
+        let h = witness.downcast_ref::<wg::DeviceH>()?;
+        Some(match (part, density) {
+            (WitnessPart::H, None) => self.msm_h::<C>(bases, first, h),
+            _ => Err(wg::WgpuError::InvalidInput(format!(
+                "the wgpu device holds H alone, not the {part:?} scalars{}",
+                if density.is_some() {
+                    " through a density"
+                } else {
+                    ""
+                }
+            ))),
+        })
+    }
     fn memory(&self) -> Option<(usize, usize)> {
         wg::WgpuDevice::memory(self).map(|(free, total)| (free as usize, total as usize))
     }
