@@ -41,17 +41,22 @@ fn settled_rss() -> u64 {
     // A test before this one in the process may still be freeing its server
     // (threads ending, their last references dropped): a level read then
     // would sink later by more than the margins these tests allow, so wait
-    // until two readings 100 ms apart agree within 1 MiB (at most 5 s).
-    let mut last = trimmed();
-    for _ in 0..50 {
+    // until six readings over half a second agree within 1 MiB (at most 10 s).
+    let mut recent = std::collections::VecDeque::from([trimmed()]);
+    for _ in 0..100 {
         std::thread::sleep(Duration::from_millis(100));
-        let now = trimmed();
-        if now.abs_diff(last) < 1 << 20 {
-            return now.min(last);
+        recent.push_back(trimmed());
+        if recent.len() > 6 {
+            recent.pop_front();
         }
-        last = now;
+        let (lo, hi) = (recent.iter().min(), recent.iter().max());
+        if let (6, Some(&lo), Some(&hi)) = (recent.len(), lo, hi) {
+            if hi - lo < 1 << 20 {
+                return lo;
+            }
+        }
     }
-    last
+    recent.iter().copied().min().unwrap_or(0)
 }
 
 fn mib(b: u64) -> f64 {
@@ -180,10 +185,14 @@ async fn an_idle_set_is_evicted_when_another_needs_the_room() {
     let window_set = set_file_bytes(ProofKind::WindowPoSt);
     let larger = winning_set.max(window_set);
     let smaller = winning_set.min(window_set);
-    // Measured work of a 2 KiB PoSt proof on the cpu backend is a few MiB:
-    // room for one set and that, not for both sets.
+    // Room for the larger set and an eighth of the smaller, not for both:
+    // the process's level may drift by several MiB between this reading and
+    // the daemon's (threads of earlier tests ending), and a budget midway
+    // between one set and two left the drift too little room. The proof's
+    // own work (about 3 MiB on the cpu backend) is admitted alone anyway,
+    // and the peak is checked with a margin below.
     let level = settled_rss();
-    let budget = level + larger + smaller / 2;
+    let budget = level + larger + smaller / 8;
     let mut cfg = config();
     cfg.budget = crossgroth_daemon::Budget::Bytes(budget);
     cfg.eviction_min_idle = Duration::from_millis(200);
@@ -203,8 +212,12 @@ async fn an_idle_set_is_evicted_when_another_needs_the_room() {
         let s = status(&mut c).await;
         assert!(
             loaded(&s, "winning-2k").is_none(),
-            "round {i}: the idle WinningPoSt set was evicted for WindowPoSt's: {:?}",
-            s.loaded_srs
+            "round {i}: the idle WinningPoSt set was evicted for WindowPoSt's: {:?} \
+             (resident {:.1} MiB, level {:.1} MiB, budget {:.1} MiB)",
+            s.loaded_srs,
+            mib(rss_anon()),
+            mib(level),
+            mib(budget)
         );
     }
     let m = metrics(&mut c).await;
