@@ -30,6 +30,8 @@ struct Settings {
     msm_logs: Vec<u32>,
     /// CROSSGROTH_PERF_MSM_REPS (2): timed runs an MSM size.
     msm_reps: u64,
+    /// CROSSGROTH_PERF_H_LOG (12): `h_msm_timed`'s domain, log2.
+    h_log: u32,
     /// CROSSGROTH_WGPU_TEST_PATHS: both (default) | int64 | portable.
     paths: String,
     /// CROSSGROTH_WGPU_ADAPTER: the adapter by name, as `Options::adapter`.
@@ -56,6 +58,7 @@ fn settings() -> &'static Settings {
                 .map(|x| x.trim().parse().unwrap())
                 .collect(),
             msm_reps: common::parsed("CROSSGROTH_PERF_MSM_REPS", 2),
+            h_log: common::parsed("CROSSGROTH_PERF_H_LOG", 12),
             paths: common::var("CROSSGROTH_WGPU_TEST_PATHS").unwrap_or_default(),
             adapter: common::var("CROSSGROTH_WGPU_ADAPTER"),
             cache_dir: common::var("CROSSGROTH_PERF_CACHE_DIR"),
@@ -440,6 +443,75 @@ fn msm_g1_timed() {
                 best * 1e3
             );
         }
+    }
+}
+
+/// H of a 2^CROSSGROTH_PERF_H_LOG domain and its G1 MSM, H read back and
+/// sent up again against H kept on the device (`compute_h_on_device` and
+/// `msm_h`): wall and GPU time of each, best of CROSSGROTH_PERF_MSM_REPS, the
+/// two MSMs equal. Inputs and bases repeat a few thousand random values (the
+/// time does not depend on them being distinct; making 2^27 random points
+/// would take hours).
+#[test]
+#[ignore]
+fn h_msm_timed() {
+    use crossgroth_gpu_host::reference::*;
+    use crossgroth_wgpu::{AdapterChoice, Options, G1};
+    use rand::SeedableRng;
+    let log = settings().h_log;
+    let (m, reps) = (1usize << log, settings().msm_reps);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x5851f42d4c957f2d);
+    fn tile<T: Clone>(v: Vec<T>, n: usize) -> Vec<T> {
+        v.iter().cycle().take(n).cloned().collect()
+    }
+    let distinct = m.min(1 << 12);
+    let [a, b, c] = [(); 3].map(|_| tile(random_scalars(&mut rng, distinct), m));
+    let bases = tile(random_bases::<G1>(&mut rng, distinct), m - 1);
+    let dev = match crossgroth_wgpu::WgpuDevice::with_options(Options {
+        adapter: settings().adapter.clone().map(AdapterChoice::Name),
+        ..Options::default()
+    }) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("*** SKIPPED: {e}");
+            return;
+        }
+    };
+    dev.warm_up().unwrap();
+    let on = dev.upload::<G1>(&bases).unwrap();
+    eprintln!("{}: H of 2^{log} and its MSM", dev.info());
+    let timed = |f: &mut dyn FnMut() -> blst::blst_p1| {
+        let t = Instant::now();
+        let (p, gpu) = dev.time(|_| Ok(f())).unwrap();
+        (p, t.elapsed().as_secs_f64(), gpu.as_secs_f64())
+    };
+    let mut h = a.clone();
+    let (mut read_back, mut kept) = ((f64::MAX, f64::MAX), (f64::MAX, f64::MAX));
+    // the first round untimed, so that clocks are up and buffers made
+    for rep in 0..=reps {
+        let (want, wall, gpu) = timed(&mut || {
+            h.copy_from_slice(&a);
+            dev.compute_h_in_place(&mut h, &b, &c, log).unwrap();
+            dev.msm(&on, 0, &h[..m - 1], None).unwrap()
+        });
+        if rep > 0 {
+            read_back = (read_back.0.min(wall), read_back.1.min(gpu));
+        }
+        let (got, wall, gpu) = timed(&mut || {
+            let dh = dev.compute_h_on_device(&a, &b, &c, log).unwrap();
+            dev.msm_h(&on, 0, &dh).unwrap()
+        });
+        if rep > 0 {
+            kept = (kept.0.min(wall), kept.1.min(gpu));
+        }
+        assert!(point_eq::<G1>(&got, &want), "2^{log}: the MSMs differ");
+    }
+    for (what, (wall, gpu)) in [("H read back", read_back), ("H on the device", kept)] {
+        eprintln!(
+            "2^{log} H + H MSM, {what}: wall {:.1} ms, gpu {:.1} ms (best of {reps})",
+            wall * 1e3,
+            gpu * 1e3
+        );
     }
 }
 
