@@ -302,6 +302,28 @@ struct Phases {
     written_bytes: u64,
     /// The device passes, from their writes to their window sums read back.
     passes: std::time::Duration,
+    /// Within the passes: scratch buffers made, and the scalars, ranks and
+    /// ones' lists written (the rest is submissions, the device and reads).
+    made: std::time::Duration,
+    pass_writes: std::time::Duration,
+    pass_written_bytes: u64,
+}
+
+impl Phases {
+    /// Writes `words` into `buf`, timed as one of a pass's writes.
+    fn write(
+        &mut self,
+        ctx: &crate::gpu::Ctx,
+        buf: &wgpu::Buffer,
+        words: &[u32],
+        what: &str,
+    ) -> Result<(), WgpuError> {
+        let t = std::time::Instant::now();
+        ctx.write(buf, words, what)?;
+        self.pass_writes += t.elapsed();
+        self.pass_written_bytes += 4 * words.len() as u64;
+        Ok(())
+    }
 }
 
 /// MSMs of at least this many scalars log where their time went.
@@ -428,7 +450,8 @@ impl WgpuDevice {
             };
             log::info!(
                 "wgpu: {} MSM of {} scalars over {} {} bases in {:.2} s, {device}; \
-                 split {:.2} s, passes {:.2} s, fold {:.2} s{streamed}",
+                 split {:.2} s, passes {:.2} s (buffers made in {:.2} s, {:.2} GB written \
+                 in {:.2} s), fold {:.2} s{streamed}",
                 C::NAME,
                 terms,
                 bases.len,
@@ -440,6 +463,9 @@ impl WgpuDevice {
                 began.elapsed().as_secs_f64(),
                 phases.split.as_secs_f64(),
                 phases.passes.as_secs_f64(),
+                phases.made.as_secs_f64(),
+                phases.pass_written_bytes as f64 / 1e9,
+                phases.pass_writes.as_secs_f64(),
                 folded.elapsed().as_secs_f64(),
             );
         }
@@ -507,15 +533,16 @@ impl WgpuDevice {
             // The ranks go up as they are; the kernels take the chunk's
             // first rank off.
             let first_rank = lo as u32;
-            let mut pass = |ix, sc| {
-                let pass = self.windows_pass::<C>(buf, ix, first_rank, sc, pl.c_max, &mut scratch);
+            let mut pass = |ix, sc, phases: &mut Phases| {
+                let pass =
+                    self.windows_pass::<C>(buf, ix, first_rank, sc, pl.c_max, &mut scratch, phases);
                 outs.push(pass?);
                 Ok::<_, WgpuError>(())
             };
             if let Terms::Host(split) = &terms {
                 if !host_terms.is_empty() {
                     let ix = split.idx.part(host_terms.clone());
-                    pass(ix, PassScalars::Host(&split.sc[host_terms]))?;
+                    pass(ix, PassScalars::Host(&split.sc[host_terms]), phases)?;
                 }
             }
             if !h_runs.0.is_empty() {
@@ -524,12 +551,22 @@ impl WgpuDevice {
                     Terms::DeviceH { h, .. } => h.bufs.len() as u32,
                     Terms::Host(_) => 1,
                 };
-                pass(RanksRef::Runs { stride, ranks }, PassScalars::Device(runs))?;
+                pass(
+                    RanksRef::Runs { stride, ranks },
+                    PassScalars::Device(runs),
+                    phases,
+                )?;
             }
             if let (Terms::Host(split), false) = (&terms, units.is_empty()) {
                 let ix = &split.ones[units];
-                let pass =
-                    self.ones_pass::<C>(buf, ix, first_rank, pl.ones_sums_max, &mut scratch)?;
+                let pass = self.ones_pass::<C>(
+                    buf,
+                    ix,
+                    first_rank,
+                    pl.ones_sums_max,
+                    &mut scratch,
+                    phases,
+                )?;
                 outs.push(pass);
             }
             phases.passes += t.elapsed();
@@ -569,6 +606,7 @@ impl WgpuDevice {
         sc: PassScalars<'_>,
         c_max: u32,
         scratch: &mut Scratch,
+        phases: &mut Phases,
     ) -> Result<MsmOut, WgpuError> {
         // u32 words a coordinate and a point
         let fw = 2 * C::FE_WORDS as u64;
@@ -631,14 +669,18 @@ impl WgpuDevice {
                 per_read.min(windows.into()) * res_words * 4,
             ),
         ] {
+            let t = std::time::Instant::now();
             scratch.ensure(&self.ctx, bytes, what)?;
+            phases.made += t.elapsed();
         }
         let buf = |what| scratch.get(what);
         let (scal, ib) = (buf("msm scalars")?, buf("msm indices")?);
-        self.ctx.write(ib, &listed, "msm indices")?;
+        phases.write(&self.ctx, ib, &listed, "msm indices")?;
         let mut steps = vec![];
         match sc {
-            PassScalars::Host(sc) => self.ctx.write(scal, host::fr_as_words(sc), "msm scalars")?,
+            PassScalars::Host(sc) => {
+                phases.write(&self.ctx, scal, host::fr_as_words(sc), "msm scalars")?
+            }
             PassScalars::Device(runs) => {
                 let mut at = 0;
                 for &(src, from, len) in runs {
@@ -761,6 +803,7 @@ impl WgpuDevice {
         first_rank: u32,
         sums_max: u64,
         scratch: &mut Scratch,
+        phases: &mut Phases,
     ) -> Result<MsmOut, WgpuError> {
         let fw = 2 * C::FE_WORDS as u64;
         let pt_words = 4 * fw;
@@ -786,15 +829,17 @@ impl WgpuDevice {
             ("msm ones chunks", cnt.len() as u64 * 4),
             ("msm ones sums", nb1 * pt_words * 4),
         ] {
+            let t = std::time::Instant::now();
             scratch.ensure(&self.ctx, bytes, what)?;
+            phases.made += t.elapsed();
         }
         let (lb, cb, res) = (
             scratch.get("msm ones")?,
             scratch.get("msm ones chunks")?,
             scratch.get("msm ones sums")?,
         );
-        self.ctx.write(lb, ones, "msm ones")?;
-        self.ctx.write(cb, &cnt, "msm ones chunks")?;
+        phases.write(&self.ctx, lb, ones, "msm ones")?;
+        phases.write(&self.ctx, cb, &cnt, "msm ones chunks")?;
         let jobs = [
             job(
                 m,
