@@ -236,7 +236,8 @@ impl WgpuDevice {
                 "compute_h: a one-point domain has no coefficient of H".into(),
             ));
         }
-        let _g = self.lock()?;
+        // a, b and c go up before the device is taken (each step takes it
+        // once its vectors are there), beside another thread's kernels.
         let bufs = if e < log_m {
             self.compute_h_chunked(a, b, c, log_m, e)?
         } else {
@@ -315,6 +316,7 @@ impl WgpuDevice {
         for (name, v) in [("a", &*a), ("b", b), ("c", c)] {
             bufs.push(self.ctx.upload(host::fr_as_words(v), m * 32, name)?);
         }
+        let _g = self.lock()?;
         let mut jobs = Vec::new();
         for d in &bufs {
             jobs.push(job(

@@ -281,6 +281,9 @@ impl WgpuDevice {
                 .collect::<Result<Vec<_>, _>>()?;
             vecs.push(bufs);
         }
+        let written = began.elapsed();
+        let _g = self.lock()?;
+        let waited = began.elapsed() - written;
         // Coset scalings c g^p of each chunk position (p = rev(A)).
         let consts = |x: &blst_fr| -> Vec<[u32; 8]> {
             (0..k)
@@ -327,13 +330,15 @@ impl WgpuDevice {
             ));
         }
         Self::mul_const_jobs(&vecs[0], ne, self.ctx.radix.fr_k_from_dev(), &mut jobs);
-        let uploaded = began.elapsed();
+        let submitted = began.elapsed();
         self.ctx.run("compute_h", &jobs, &[])?;
         // Where a large H's time goes, for whoever tunes this path.
         log::info!(
-            "wgpu: H of 2^{log_m} in {k} chunks: a, b, c written in {:.2} s, kernels {:.2} s",
-            uploaded.as_secs_f64(),
-            (began.elapsed() - uploaded).as_secs_f64(),
+            "wgpu: H of 2^{log_m} in {k} chunks: a, b, c written in {:.2} s, the device \
+             waited for {:.2} s, kernels {:.2} s",
+            written.as_secs_f64(),
+            waited.as_secs_f64(),
+            (began.elapsed() - submitted).as_secs_f64(),
         );
         drop(jobs);
         Ok(vecs.swap_remove(0))

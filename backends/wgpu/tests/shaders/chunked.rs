@@ -273,6 +273,29 @@ fn msm_of_h_on_the_device_matches() {
             }
             eprintln!("H MSM of 2^{log_m} from base {first}, H on the device: ok");
         }
+        // two threads at once on one device (a, b and c go up before a
+        // thread takes the device): each gets its own H's MSM
+        let inputs: Vec<[Vec<blst_fr>; 3]> = (0..2)
+            .map(|_| [(); 3].map(|_| random_scalars(&mut r, 500)))
+            .collect();
+        let bases = random_bases::<G1>(&mut r, 511);
+        let bases_dev = l.upload::<G1>(&bases).unwrap();
+        std::thread::scope(|sc| {
+            let runs: Vec<_> = inputs
+                .iter()
+                .map(|v| {
+                    let bases_dev = &bases_dev;
+                    sc.spawn(move || {
+                        let on = l.compute_h_on_device(&v[0], &v[1], &v[2], 9).unwrap();
+                        l.msm_h(bases_dev, 0, &on).unwrap()
+                    })
+                })
+                .collect();
+            for (v, run) in inputs.iter().zip(runs) {
+                let want = msm::<G1>(&bases, &compute_h(&v[0], &v[1], &v[2], 9), None);
+                assert!(G1::eq(&run.join().unwrap(), &want), "H MSM on two threads");
+            }
+        });
         // more coefficients than bases is an error, not a panic
         let on = l
             .compute_h_on_device(&[fr_from_u64(1)], &[fr_from_u64(2)], &[], 3)
