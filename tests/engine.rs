@@ -786,3 +786,30 @@ fn witnesses_are_sent_ahead_while_the_previous_circuit_runs() {
     assert_eq!(device.witnesses_staged(), (staged, used));
     assert_drained(&engine);
 }
+
+/// A proof whose B_G2 runs on the device after its G1 side (in the finalizer:
+/// no witness kept on the device) counts that MSM in the device's busy time
+/// too: a simulated device holds itself for `g1` on each critical path and
+/// for `g1 / 2` off it, so two partitions keep it busy for three holds of
+/// `g1`, not two.
+#[test]
+fn a_b_g2_on_the_device_counts_in_its_busy_time() {
+    let circuit = spec("chain:17");
+    let params = Arc::new(params_for(&circuit, 3));
+    let g1 = Duration::from_millis(300);
+    let device = SimulatedDevice::new(g1).with_off_path_time(g1 / 2);
+    let engine = Engine::start(config(1 << 31), vec![device.shared()]).unwrap();
+    let (j, circuits) = job("chain", &params, "chain:17", 0..2);
+    let proofs = engine.submit(j).unwrap().wait().unwrap();
+    let summary = engine.shutdown();
+    assert_eq!(proofs.len(), circuits.len());
+    let d = &summary.devices[0];
+    assert_eq!(d.units, 2);
+    assert_eq!(d.busy_measured_by, "device events");
+    let holds = d.busy_s / g1.as_secs_f64();
+    assert!(
+        (2.95..3.05).contains(&holds),
+        "busy {:.2} s: {holds:.2} holds of the device for two partitions, not 3",
+        d.busy_s
+    );
+}

@@ -96,7 +96,7 @@ impl Metrics {
         let device_busy = GaugeVec::new(
             Opts::new(
                 "crossgroth_device_busy_seconds_total",
-                "Time each device spent on proofs' critical paths",
+                "Time each device spent on proofs: critical paths, and B_G2 where it runs on the device after them",
             ),
             &["ordinal", "device"],
         )

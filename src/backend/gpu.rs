@@ -502,6 +502,14 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         Ok(Some(took))
     }
 
+    fn busy_time(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Option<Duration>> {
+        if D::CLOCK_PER_THREAD {
+            return self.device_time(work);
+        }
+        work()?;
+        Ok(None)
+    }
+
     fn memory(&self) -> Option<(usize, usize)> {
         self.current().0.memory()
     }

@@ -415,6 +415,22 @@ pub trait Backend: Send + Sync {
         work()?;
         Ok(None)
     }
+
+    /// Runs device work off a proof's critical path (a B_G2 that runs on the
+    /// device after it, in the finalizer) and returns how long the device was
+    /// busy with it, for the device's busy time; not a critical path (a test
+    /// double holds its device for one and injects its failures there, not
+    /// here). None: not measured apart, and the caller adds nothing: the
+    /// backend has no device clock, or its clock times everything on the
+    /// device between a critical path's start and end (cuda's events on its
+    /// stream), which already counts such work where the two overlap.
+    fn busy_time(
+        &self,
+        work: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Option<std::time::Duration>> {
+        work()?;
+        Ok(None)
+    }
 }
 
 /// MSMs and bases of either group through any backend, typed by the group.

@@ -27,6 +27,9 @@ pub struct SimulatedDevice {
     pub id: usize,
     /// Time the critical path of one proof holds the device.
     pub g1_time: Duration,
+    /// Time device work off a critical path (`busy_time`: a B_G2 after it)
+    /// holds the device.
+    pub off_path_time: Duration,
     /// Total device memory it reports, if any.
     pub memory_total: Option<usize>,
     slot: Mutex<()>,
@@ -67,6 +70,7 @@ impl SimulatedDevice {
         SimulatedDevice {
             id: 0,
             g1_time,
+            off_path_time: Duration::ZERO,
             memory_total: None,
             slot: Mutex::new(()),
             msm_cache: Mutex::new(HashMap::new()),
@@ -167,6 +171,13 @@ impl SimulatedDevice {
             fail_lost: true,
             ..Self::failing_from(g1_time, n)
         }
+    }
+
+    /// A device that device work off a critical path (a B_G2 in the
+    /// finalizer) holds for `time`.
+    pub fn with_off_path_time(mut self, time: Duration) -> Self {
+        self.off_path_time = time;
+        self
     }
 
     /// Device number `id` (for engines with several devices).
@@ -451,5 +462,15 @@ impl Backend for SimulatedDevice {
         let _slot = self.slot.lock().unwrap();
         std::thread::sleep(self.g1_time);
         Ok(Some(self.g1_time))
+    }
+    /// Device work off a critical path: computed, then the slot held for
+    /// `off_path_time`; no failure is injected here.
+    fn busy_time(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Option<Duration>> {
+        work()?;
+        if !self.off_path_time.is_zero() {
+            let _slot = self.slot.lock().unwrap();
+            std::thread::sleep(self.off_path_time);
+        }
+        Ok(Some(self.off_path_time))
     }
 }

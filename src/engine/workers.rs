@@ -474,13 +474,32 @@ pub(crate) fn finalize(s: Arc<Shared>) {
                 Ok(done)
             }
             None => {
-                let b_g2 = steps::b_g2(
-                    s.backends[device].as_ref(),
-                    &g1,
-                    || s.prepared(device, &job.params),
-                    &job.params,
-                    &asg,
-                );
+                let backend = s.backends[device].as_ref();
+                let run = || {
+                    let prepared = || s.prepared(device, &job.params);
+                    steps::b_g2(backend, &g1, prepared, &job.params, &asg)
+                };
+                let b_g2 = if steps::b_g2_on_device(backend, &asg) {
+                    // The device's busy time counts it too, where the backend
+                    // measures it apart from the critical paths.
+                    let mut made = None;
+                    let busy = backend.busy_time(&mut || {
+                        made = Some(run()?);
+                        Ok(())
+                    });
+                    busy.map(|busy| {
+                        if let Some(busy) = busy {
+                            let mut stats = s.stats.lock().unwrap();
+                            stats.device_busy[device].busy_s += busy.as_secs_f64();
+                        }
+                        made
+                    })
+                    .and_then(|made| {
+                        made.ok_or_else(|| Error::Invalid("B_G2 was timed but not made".into()))
+                    })
+                } else {
+                    run()
+                };
                 s.record("b_g2", &job.id, index, began);
                 b_g2
             }

@@ -165,6 +165,10 @@ pub trait DeviceApi: Send + Sync + 'static {
         let _ = (bases, first, witness, part, density);
         None
     }
+    /// Whether [`Self::time`] counts only the calling thread's device work
+    /// (wgpu's timestamps a thread), not everything the device ran between
+    /// its start and end (cuda's events on the backend's one stream).
+    const CLOCK_PER_THREAD: bool = false;
     /// Runs `work`, returning its result and the device time it took.
     fn time(
         &self,

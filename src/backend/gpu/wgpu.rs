@@ -30,6 +30,7 @@ impl DeviceApi for wg::WgpuDevice {
     }
     const STREAMS: bool = true;
     const SETUP: bool = true;
+    const CLOCK_PER_THREAD: bool = true;
     fn upload<C: MsmGroup>(
         &self,
         bases: &Arc<Vec<C::Base>>,
