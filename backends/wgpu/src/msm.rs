@@ -231,12 +231,12 @@ impl PassScalars<'_> {
 /// they pair with, (position in the pass, rank of its first), stepping by the
 /// buffer count (the transposed layout; 1 for H in one buffer).
 #[allow(clippy::type_complexity)]
-fn h_runs<'a>(
-    h: &'a DeviceH,
+fn h_runs(
+    h: &DeviceH,
     first: u64,
     lo: u64,
     hi: u64,
-) -> (Vec<(&'a wgpu::Buffer, u64, u64)>, Vec<(u32, u32)>) {
+) -> (Vec<(&wgpu::Buffer, u64, u64)>, Vec<(u32, u32)>) {
     let k = h.bufs.len() as u64;
     let kl = k.ilog2();
     // coefficients lo - first .. hi - first, within H
@@ -258,6 +258,14 @@ fn h_runs<'a>(
         }
     }
     (runs, ranks)
+}
+
+/// One chunk of an MSM's bases on the device, and the rank of its first base
+/// (the kernels take it off the ranks they read).
+#[derive(Clone, Copy)]
+struct BasesChunk<'a> {
+    points: &'a wgpu::Buffer,
+    first_rank: u32,
 }
 
 /// Device buffers that an MSM's passes reuse from chunk to chunk and from
@@ -532,10 +540,12 @@ impl WgpuDevice {
             let t = std::time::Instant::now();
             // The ranks go up as they are; the kernels take the chunk's
             // first rank off.
-            let first_rank = lo as u32;
+            let chunk = BasesChunk {
+                points: buf,
+                first_rank: lo as u32,
+            };
             let mut pass = |ix, sc, phases: &mut Phases| {
-                let pass =
-                    self.windows_pass::<C>(buf, ix, first_rank, sc, pl.c_max, &mut scratch, phases);
+                let pass = self.windows_pass::<C>(chunk, ix, sc, pl.c_max, &mut scratch, phases);
                 outs.push(pass?);
                 Ok::<_, WgpuError>(())
             };
@@ -559,14 +569,8 @@ impl WgpuDevice {
             }
             if let (Terms::Host(split), false) = (&terms, units.is_empty()) {
                 let ix = &split.ones[units];
-                let pass = self.ones_pass::<C>(
-                    buf,
-                    ix,
-                    first_rank,
-                    pl.ones_sums_max,
-                    &mut scratch,
-                    phases,
-                )?;
+                let pass =
+                    self.ones_pass::<C>(chunk, ix, pl.ones_sums_max, &mut scratch, phases)?;
                 outs.push(pass);
             }
             phases.passes += t.elapsed();
@@ -594,20 +598,22 @@ impl WgpuDevice {
         Ok(())
     }
 
-    /// The window sums of the scalars `sc` (neither 0 nor 1) over the bases
-    /// of ranks `idx` in `bases` (a chunk whose first base has rank
-    /// `first_rank`), with windows of at most `c_max` bits: every batch of
-    /// windows in one submission, with one read back.
+    /// The window sums of the scalars `sc` over the bases of ranks `idx` in
+    /// `chunk`, with windows of at most `c_max` bits: every batch of windows
+    /// in one submission, with one read back.
     fn windows_pass<C: Curve>(
         &self,
-        bases: &wgpu::Buffer,
+        chunk: BasesChunk<'_>,
         idx: RanksRef<'_>,
-        first_rank: u32,
         sc: PassScalars<'_>,
         c_max: u32,
         scratch: &mut Scratch,
         phases: &mut Phases,
     ) -> Result<MsmOut, WgpuError> {
+        let BasesChunk {
+            points: bases,
+            first_rank,
+        } = chunk;
         // u32 words a coordinate and a point
         let fw = 2 * C::FE_WORDS as u64;
         let pt_words = 4 * fw;
@@ -793,18 +799,20 @@ impl WgpuDevice {
         Ok(out)
     }
 
-    /// Partial sums of the bases of ranks `ones` (the scalars 1) in `bases`
-    /// (a chunk whose first base has rank `first_rank`), at most `sums_max`
-    /// of them (besides the empty bucket 0).
+    /// Partial sums of the bases of ranks `ones` (the scalars 1) in `chunk`,
+    /// at most `sums_max` of them (besides the empty bucket 0).
     fn ones_pass<C: Curve>(
         &self,
-        bases: &wgpu::Buffer,
+        chunk: BasesChunk<'_>,
         ones: &[u32],
-        first_rank: u32,
         sums_max: u64,
         scratch: &mut Scratch,
         phases: &mut Phases,
     ) -> Result<MsmOut, WgpuError> {
+        let BasesChunk {
+            points: bases,
+            first_rank,
+        } = chunk;
         let fw = 2 * C::FE_WORDS as u64;
         let pt_words = 4 * fw;
         let m = Module::Curve(C::GROUP);

@@ -313,7 +313,7 @@ impl WgpuDevice {
         let tw_i = self.twiddles(log_m, true)?;
         let minv_d = self.ctx.radix.fr_dev(&minv);
         let mut bufs = Vec::with_capacity(3);
-        for (name, v) in [("a", &*a), ("b", b), ("c", c)] {
+        for (name, v) in [("a", a), ("b", b), ("c", c)] {
             bufs.push(self.ctx.upload(host::fr_as_words(v), m * 32, name)?);
         }
         let _g = self.lock()?;
