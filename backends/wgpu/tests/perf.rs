@@ -387,7 +387,7 @@ fn field_and_point_throughput() {
 #[ignore]
 fn msm_g1_timed() {
     use crossgroth_gpu_host::reference::*;
-    use crossgroth_wgpu::{AdapterChoice, Options, G1};
+    use crossgroth_wgpu::{Options, G1};
     use rand::SeedableRng;
     let logs = &settings().msm_logs;
     let reps = settings().msm_reps;
@@ -402,16 +402,11 @@ fn msm_g1_timed() {
             continue;
         }
         let t = Instant::now();
-        let b = match crossgroth_wgpu::WgpuDevice::with_options(Options {
+        let Some(b) = open(Options {
             allow_int64: int64,
-            adapter: settings().adapter.clone().map(AdapterChoice::Name),
             ..Options::default()
-        }) {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("*** SKIPPED: {e}");
-                return;
-            }
+        }) else {
+            return;
         };
         if int64 && !b.uses_int64() {
             continue;
@@ -446,6 +441,23 @@ fn msm_g1_timed() {
     }
 }
 
+/// A backend on the settings' adapter with `options` otherwise, or None
+/// (said on stderr) where none opens.
+fn open(options: crossgroth_wgpu::Options) -> Option<crossgroth_wgpu::WgpuDevice> {
+    let adapter = settings()
+        .adapter
+        .clone()
+        .map(crossgroth_wgpu::AdapterChoice::Name);
+    match crossgroth_wgpu::WgpuDevice::with_options(crossgroth_wgpu::Options { adapter, ..options })
+    {
+        Ok(b) => Some(b),
+        Err(e) => {
+            eprintln!("*** SKIPPED: {e}");
+            None
+        }
+    }
+}
+
 /// H of a 2^CROSSGROTH_PERF_H_LOG domain and its G1 MSM, H read back and
 /// sent up again against H kept on the device (`compute_h_on_device` and
 /// `msm_h`): wall and GPU time of each, best of CROSSGROTH_PERF_MSM_REPS, the
@@ -456,7 +468,7 @@ fn msm_g1_timed() {
 #[ignore]
 fn h_msm_timed() {
     use crossgroth_gpu_host::reference::*;
-    use crossgroth_wgpu::{AdapterChoice, Options, G1};
+    use crossgroth_wgpu::{Options, G1};
     use rand::SeedableRng;
     let log = settings().h_log;
     let (m, reps) = (1usize << log, settings().msm_reps);
@@ -467,15 +479,8 @@ fn h_msm_timed() {
     let distinct = m.min(1 << 12);
     let [a, b, c] = [(); 3].map(|_| tile(random_scalars(&mut rng, distinct), m));
     let bases = tile(random_bases::<G1>(&mut rng, distinct), m - 1);
-    let dev = match crossgroth_wgpu::WgpuDevice::with_options(Options {
-        adapter: settings().adapter.clone().map(AdapterChoice::Name),
-        ..Options::default()
-    }) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("*** SKIPPED: {e}");
-            return;
-        }
+    let Some(dev) = open(Options::default()) else {
+        return;
     };
     dev.warm_up().unwrap();
     let on = dev.upload::<G1>(&bases).unwrap();
@@ -525,20 +530,15 @@ fn h_msm_timed() {
 #[ignore]
 fn pipelines_timed() {
     use crossgroth_gpu_host::reference::*;
-    use crossgroth_wgpu::{AdapterChoice, Options};
+    use crossgroth_wgpu::Options;
     let dir = settings().cache_dir.clone().map(std::path::PathBuf::from);
     let t = Instant::now();
-    let b = match crossgroth_wgpu::WgpuDevice::with_options(Options {
+    let Some(b) = open(Options {
         allow_int64: settings().paths != "portable",
-        adapter: settings().adapter.clone().map(AdapterChoice::Name),
         pipeline_cache_dir: dir.clone(),
         ..Options::default()
-    }) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("*** SKIPPED: {e}");
-            return;
-        }
+    }) else {
+        return;
     };
     let open = t.elapsed();
     let file = b.pipeline_cache_file().map(|p| p.to_path_buf());
