@@ -28,6 +28,8 @@ mod gpu;
 mod host;
 mod memory;
 mod msm;
+mod msm_fold;
+mod msm_passes;
 mod msm_plan;
 mod ntt;
 mod ntt_chunks;

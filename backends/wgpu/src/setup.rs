@@ -15,7 +15,7 @@ use crate::device::{affine_words, job, WgpuDevice};
 use crate::error::WgpuError;
 use crate::gpu::params;
 use crate::host;
-use crate::msm::{of_xyzz, HostPoints};
+use crate::msm_fold::{of_xyzz, HostPoints};
 use crate::shaders::Module;
 
 pub use crossgroth_gpu_host::FIXED_BASE_TABLE_LEN;
