@@ -137,7 +137,30 @@ impl Phases {
     }
 }
 
+/// How a pass reads and converts its group's XYZZ points.
+struct PointWords {
+    /// u32 words a coordinate and a point.
+    fw: u64,
+    pt_words: u64,
+    /// The curve's module.
+    m: Module,
+    /// Device -> blst form, run in the curve's module (the same K for either
+    /// field code: 2^384 mod p).
+    kfrom: [u32; 12],
+}
+
 impl WgpuDevice {
+    fn point_words<C: Curve>(&self) -> PointWords {
+        let fw = 2 * C::FE_WORDS as u64;
+        let m = Module::Curve(C::GROUP);
+        PointWords {
+            fw,
+            pt_words: 4 * fw,
+            m,
+            kfrom: self.ctx.module_radix(m).fq_k_from_dev(),
+        }
+    }
+
     /// The window sums of the scalars `sc` over the bases of ranks `idx` in
     /// `chunk`, with windows of at most `c_max` bits: every batch of windows
     /// in one submission, with one read back.
@@ -150,17 +173,13 @@ impl WgpuDevice {
         scratch: &mut Scratch,
         phases: &mut Phases,
     ) -> Result<MsmOut, WgpuError> {
-        let BasesChunk {
-            points: bases,
-            first_rank,
-        } = chunk;
-        // u32 words a coordinate and a point
-        let fw = 2 * C::FE_WORDS as u64;
-        let pt_words = 4 * fw;
-        let m = Module::Curve(C::GROUP);
-        // device -> blst form, run in the curve's module (the same K for
-        // either field code: 2^384 mod p)
-        let kfrom = self.ctx.module_radix(m).fq_k_from_dev();
+        let (bases, first_rank) = (chunk.points, chunk.first_rank);
+        let PointWords {
+            fw,
+            pt_words,
+            m,
+            kfrom,
+        } = self.point_words::<C>();
         let n = sc.len();
         let c = window_bits(n).min(c_max);
         // Listed ranks go up to the device; consecutive ones the scatter
@@ -349,14 +368,13 @@ impl WgpuDevice {
         scratch: &mut Scratch,
         phases: &mut Phases,
     ) -> Result<MsmOut, WgpuError> {
-        let BasesChunk {
-            points: bases,
-            first_rank,
-        } = chunk;
-        let fw = 2 * C::FE_WORDS as u64;
-        let pt_words = 4 * fw;
-        let m = Module::Curve(C::GROUP);
-        let kfrom = self.ctx.module_radix(m).fq_k_from_dev();
+        let (bases, first_rank) = (chunk.points, chunk.first_rank);
+        let PointWords {
+            fw,
+            pt_words,
+            m,
+            kfrom,
+        } = self.point_words::<C>();
         let n1 = ones.len() as u64;
         let l = n1.div_ceil(8192).max(16).max(n1.div_ceil(sums_max));
         let t = n1.div_ceil(l);
