@@ -75,6 +75,14 @@ pub(crate) fn err<D: DeviceApi>(e: D::Error) -> Error {
     }
 }
 
+/// log2 of H's domain for a, b and c, which must be of one length.
+fn h_domain(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<u32> {
+    if b.len() != a.len() || c.len() != a.len() {
+        return Err(Error::Invalid("a, b, c have different lengths".into()));
+    }
+    crate::synthesis::log_domain(a.len())
+}
+
 fn fr(v: &[Scalar]) -> &[blst_fr] {
     // SAFETY: Scalar is repr(transparent) over blst_fr.
     unsafe { std::slice::from_raw_parts(v.as_ptr() as *const blst_fr, v.len()) }
@@ -363,13 +371,10 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         b: &mut Vec<Scalar>,
         c: &mut Vec<Scalar>,
     ) -> Result<()> {
-        let log = crate::synthesis::log_domain(a.len())?;
+        let log = h_domain(a, b, c)?;
         if log == 0 {
             // A one-point domain has no coefficient to return; nothing to offload.
             return cpu::ntt::compute_h(a, b, c);
-        }
-        if b.len() != a.len() || c.len() != a.len() {
-            return Err(Error::Invalid("a, b, c have different lengths".into()));
         }
         let (inner, generation) = self.current();
         let coefficients = (1usize << log) - 1;
@@ -389,12 +394,9 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         b: &[Scalar],
         c: &[Scalar],
     ) -> Result<Option<DeviceWitness>> {
-        let log = crate::synthesis::log_domain(a.len())?;
+        let log = h_domain(a, b, c)?;
         if log == 0 {
             return Ok(None);
-        }
-        if b.len() != a.len() || c.len() != a.len() {
-            return Err(Error::Invalid("a, b, c have different lengths".into()));
         }
         let (inner, generation) = self.current();
         match inner.compute_h_on_device(fr(a), fr(b), fr(c), log) {

@@ -37,18 +37,21 @@ enum Terms<'a> {
     DeviceH { h: &'a DeviceH, first: u64 },
 }
 
+/// The coefficients of an H the device holds that pair with one chunk of
+/// the bases: per buffer of H, one run of consecutive elements.
+struct HRuns<'a> {
+    /// (buffer, first element, elements).
+    runs: Vec<(&'a wgpu::Buffer, u64, u64)>,
+    /// (position in the pass, rank of the run's first term).
+    ranks: Vec<(u32, u32)>,
+    /// What a run's ranks step by: the buffer count (the transposed layout;
+    /// 1 for H in one buffer).
+    stride: u32,
+}
+
 /// The runs of H's coefficients paired with the bases of ranks lo..hi, H's
-/// coefficient i pairing with base `first + i`: per buffer of H, one run of
-/// consecutive elements (buffer, first element, elements) and the ranks
-/// they pair with, (position in the pass, rank of its first), stepping by the
-/// buffer count (the transposed layout; 1 for H in one buffer).
-#[allow(clippy::type_complexity)]
-fn h_runs(
-    h: &DeviceH,
-    first: u64,
-    lo: u64,
-    hi: u64,
-) -> (Vec<(&wgpu::Buffer, u64, u64)>, Vec<(u32, u32)>) {
+/// coefficient i pairing with base `first + i`; None where there are none.
+fn h_runs(h: &DeviceH, first: u64, lo: u64, hi: u64) -> Option<HRuns<'_>> {
     let k = h.bufs.len() as u64;
     let kl = k.ilog2();
     // coefficients lo - first .. hi - first, within H
@@ -69,7 +72,12 @@ fn h_runs(
             at += qhi - qlo;
         }
     }
-    (runs, ranks)
+    let stride = k as u32;
+    (!runs.is_empty()).then_some(HRuns {
+        runs,
+        ranks,
+        stride,
+    })
 }
 
 /// MSMs of at least this many scalars log where their time went.
@@ -236,11 +244,11 @@ impl WgpuDevice {
                 Terms::Host(split) => (
                     split.idx.positions(lo, hi),
                     positions(&split.ones, lo, hi),
-                    (vec![], vec![]),
+                    None,
                 ),
                 Terms::DeviceH { h, first } => (0..0, 0..0, h_runs(h, *first, lo, hi)),
             };
-            if host_terms.is_empty() && units.is_empty() && h_runs.0.is_empty() {
+            if host_terms.is_empty() && units.is_empty() && h_runs.is_none() {
                 continue;
             }
             let buf = match &source {
@@ -275,17 +283,17 @@ impl WgpuDevice {
                     pass(ix, PassScalars::Host(&split.sc[host_terms]), phases)?;
                 }
             }
-            if !h_runs.0.is_empty() {
-                let (runs, ranks) = &h_runs;
-                let stride = match &terms {
-                    Terms::DeviceH { h, .. } => h.bufs.len() as u32,
-                    Terms::Host(_) => 1,
+            if let Some(HRuns {
+                runs,
+                ranks,
+                stride,
+            }) = &h_runs
+            {
+                let ranks = RanksRef::Runs {
+                    stride: *stride,
+                    ranks,
                 };
-                pass(
-                    RanksRef::Runs { stride, ranks },
-                    PassScalars::Device(runs),
-                    phases,
-                )?;
+                pass(ranks, PassScalars::Device(runs), phases)?;
             }
             if let (Terms::Host(split), false) = (&terms, units.is_empty()) {
                 let ix = &split.ones[units];

@@ -385,11 +385,6 @@ impl DeviceH {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-
-    /// Device bytes it holds.
-    pub fn bytes(&self) -> u64 {
-        self.bufs.iter().map(|b| b.size()).sum()
-    }
 }
 
 impl std::fmt::Debug for DeviceH {
