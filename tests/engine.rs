@@ -787,6 +787,43 @@ fn witnesses_are_sent_ahead_while_the_previous_circuit_runs() {
     assert_drained(&engine);
 }
 
+/// On a device that takes a, b and c ahead (as wgpu does), the next circuit of
+/// the same parameters has them sent while the current one runs, every copy
+/// sent is the one its H uses, and the proofs are the cpu backend's.
+#[test]
+fn a_b_and_c_are_sent_ahead_while_the_previous_circuit_runs() {
+    let params = Arc::new(params_for(&spec("cubic"), 1));
+    let circuits: Vec<_> = (0..8).map(|s| spec("cubic").instance(s)).collect();
+    let (r, s) = groth16::draw_randomness(circuits.len(), &mut rng(9));
+    let cpu_engine = Engine::start(config(1 << 30), cpu()).unwrap();
+    let direct = cpu_engine
+        .submit(
+            Job::new("direct", params.clone(), circuits.clone())
+                .with_randomness(r.clone(), s.clone()),
+        )
+        .unwrap()
+        .wait()
+        .unwrap();
+    // The device is the bound, so circuits wait in its queue while one runs.
+    let device = Arc::new(
+        SimulatedDevice::new(Duration::from_millis(40))
+            .with_memory(8 << 30)
+            .with_abc_staging(),
+    );
+    let engine = Engine::start(config(1 << 30), vec![device.clone()]).unwrap();
+    let proofs = engine
+        .submit(Job::new("staged", params, circuits).with_randomness(r, s))
+        .unwrap()
+        .wait()
+        .unwrap();
+    assert_eq!(proofs, direct);
+    let (staged, used) = device.witnesses_staged();
+    assert!(staged >= 4, "{staged} of 8 circuits' a, b and c sent ahead");
+    assert_eq!(staged, used, "every a, b and c sent ahead is used");
+    assert_drained(&engine);
+    assert_drained(&cpu_engine);
+}
+
 /// A proof whose B_G2 runs on the device after its G1 side (in the finalizer:
 /// no witness kept on the device) counts that MSM in the device's busy time
 /// too: a simulated device holds itself for `g1` on each critical path and

@@ -342,6 +342,37 @@ fn wgpu_engine_spreads_jobs_over_two_devices() {
     );
 }
 
+/// One wgpu device under the engine with circuits waiting: the next one's a, b
+/// and c are sent to the device while the current one's MSMs run, and every
+/// proof is still the cpu backend's.
+#[test]
+fn wgpu_engine_sends_the_next_a_b_c_ahead() {
+    use crossgroth::engine::{Engine, EngineConfig, Job};
+    let Some(gpu) = wgpu(true) else { return };
+    let params = Arc::new(params_for(&spec("cubic"), 1));
+    let circuits: Vec<_> = (0..6).map(|s| spec("cubic").instance(s)).collect();
+    let (r, s) = groth16::draw_randomness(6, &mut rng(5));
+    let expected = Prover::new(Arc::new(CpuBackend), params.clone())
+        .unwrap()
+        .prove_batch(circuits.clone(), &r, &s)
+        .unwrap();
+    let engine = Engine::start(EngineConfig::default(), vec![gpu]).unwrap();
+    engine.wait_ready();
+    let got = engine
+        .submit(Job::new("ahead", params, circuits).with_randomness(r, s))
+        .unwrap()
+        .wait()
+        .unwrap();
+    assert_eq!(got, expected);
+    let summary = engine.shutdown();
+    let ahead = summary.stages.get("sent_ahead").map_or(0, |s| s.count);
+    assert!(
+        ahead > 0,
+        "no circuit's a, b and c were sent ahead: {:?}",
+        summary.stages.keys()
+    );
+}
+
 /// Witness-only jobs on cuda: a, b and c come from the constraint matrices held
 /// on the device (kernels/synthesis/spmv.cuh), rows checked there, and the proofs
 /// are the cpu backend's direct ones, byte for byte; an unsatisfied row is found

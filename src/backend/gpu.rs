@@ -393,13 +393,20 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         a: &[Scalar],
         b: &[Scalar],
         c: &[Scalar],
+        staged: Option<StagedWitness>,
     ) -> Result<Option<DeviceWitness>> {
         let log = h_domain(a, b, c)?;
         if log == 0 {
             return Ok(None);
         }
         let (inner, generation) = self.current();
-        match inner.compute_h_on_device(fr(a), fr(b), fr(c), log) {
+        // a, b and c staged by another backend, a context since rebuilt or
+        // from other vectors are dropped, and these written again.
+        let h = match staged.filter(|w| w.is_of(D::NAME, generation, &[a, b, c])) {
+            Some(w) => inner.compute_h_staged(w.device),
+            None => inner.compute_h_on_device(fr(a), fr(b), fr(c), log),
+        };
+        match h {
             None => Ok(None),
             Some(Err(e)) => Err(self.fail(e, generation)),
             Some(Ok(device)) => Ok(Some(DeviceWitness {
@@ -407,6 +414,28 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
                 backend: D::NAME,
                 generation,
                 lens: [None, None, Some((1usize << log) - 1)],
+            })),
+        }
+    }
+
+    fn stages_abc(&self) -> bool {
+        D::STAGES_ABC
+    }
+
+    fn stage_abc(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<Option<StagedWitness>> {
+        let log = h_domain(a, b, c)?;
+        if log == 0 {
+            return Ok(None);
+        }
+        let (inner, generation) = self.current();
+        match inner.stage_abc(fr(a), fr(b), fr(c), log) {
+            None => Ok(None),
+            Some(Err(e)) => Err(self.fail(e, generation)),
+            Some(Ok(device)) => Ok(Some(StagedWitness {
+                device,
+                backend: D::NAME,
+                generation,
+                of: StagedWitness::fingerprint(&[a, b, c]),
             })),
         }
     }
@@ -452,6 +481,7 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
                 device,
                 backend: D::NAME,
                 generation,
+                of: StagedWitness::fingerprint(&[input, aux]),
             })),
         }
     }
@@ -471,7 +501,7 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         // A witness staged by another backend or a context since rebuilt is
         // dropped, and this one uploaded again.
         let staged = staged
-            .filter(|w| w.backend == D::NAME && w.generation == generation)
+            .filter(|w| w.is_of(D::NAME, generation, &[input, aux]))
             .map(|w| w.device);
         match inner.witness_h(resident.as_ref(), fr(input), fr(aux), staged, log, check) {
             None => Err(super::abc_on_the_host(D::NAME)),

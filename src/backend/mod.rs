@@ -47,15 +47,45 @@ pub enum WitnessH {
     Unsatisfied(usize),
 }
 
-/// A witness-only proof's input and aux sent to a device ahead of its H
-/// ([`Backend::stage_witness`]), while the previous proof's kernels run there;
-/// [`Backend::compute_h_from_witness`] takes it in place of an upload.
-/// Dropping it frees the device memory.
+/// A proof's vectors sent to a device ahead of its H while the previous
+/// proof's kernels run there: a witness-only proof's input and aux
+/// ([`Backend::stage_witness`], taken by [`Backend::compute_h_from_witness`]),
+/// or a proof's a, b and c ([`Backend::stage_abc`], taken by
+/// [`Backend::compute_h_on_device`]), in place of an upload. Dropping it
+/// frees the device memory.
 pub struct StagedWitness {
     pub(crate) device: Box<dyn std::any::Any + Send + Sync>,
     /// The backend and device context that hold it.
     pub(crate) backend: &'static str,
     pub(crate) generation: u64,
+    /// [`StagedWitness::fingerprint`] of the vectors sent.
+    pub(crate) of: u64,
+}
+
+impl StagedWitness {
+    /// What identifies the host vectors a staged copy was made from: where
+    /// they are, their lengths and a sample of their values, so that a copy
+    /// handed to another proof's H is refused, not used.
+    pub(crate) fn fingerprint(vectors: &[&[Scalar]]) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for v in vectors {
+            (v.as_ptr() as usize, v.len()).hash(&mut h);
+            let step = (v.len() / 16).max(1);
+            for x in v.iter().step_by(step) {
+                x.to_bytes_le().hash(&mut h);
+            }
+        }
+        h.finish()
+    }
+
+    /// Whether this copy was made by `backend`'s context `generation` from
+    /// `vectors`.
+    pub(crate) fn is_of(&self, backend: &str, generation: u64, vectors: &[&[Scalar]]) -> bool {
+        self.backend == backend
+            && self.generation == generation
+            && self.of == Self::fingerprint(vectors)
+    }
 }
 
 impl std::fmt::Debug for StagedWitness {
@@ -313,12 +343,31 @@ pub trait Backend: Send + Sync {
     /// [`Backend::compute_h`] with H kept on the device for the H MSM to read
     /// in place: a [`DeviceWitness`] that holds H alone. None where the
     /// backend brings H back (the caller then calls `compute_h`).
+    ///
+    /// `staged`: these a, b and c sent ahead by [`Backend::stage_abc`], used
+    /// instead of writing them again.
     fn compute_h_on_device(
         &self,
         a: &[Scalar],
         b: &[Scalar],
         c: &[Scalar],
+        staged: Option<StagedWitness>,
     ) -> Result<Option<DeviceWitness>> {
+        let _ = (a, b, c, staged);
+        Ok(None)
+    }
+
+    /// Whether [`Backend::stage_abc`] sends a, b and c ahead (the device then
+    /// holds the next proof's a, b and c beside the current proof's H).
+    fn stages_abc(&self) -> bool {
+        false
+    }
+
+    /// Sends a proof's a, b and c to the device without waiting for the work
+    /// other threads run there, so that a caller can write the next proof's
+    /// while the current one's MSMs run; returns once they are on the device.
+    /// None where the backend does not stage them.
+    fn stage_abc(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<Option<StagedWitness>> {
         let _ = (a, b, c);
         Ok(None)
     }

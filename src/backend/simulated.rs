@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::{
-    Backend, Bases, BasesRef, CpuBackend, DeviceBases, DeviceMatrices, HostBases, MsmInput,
-    Placement, StagedWitness, Sums, WitnessH, G1, G2,
+    Backend, Bases, BasesRef, CpuBackend, DeviceBases, DeviceMatrices, DeviceWitness, HostBases,
+    MsmInput, Placement, StagedWitness, Sums, WitnessH, G1, G2,
 };
 use crate::error::{Error, Result};
 use crate::synthesis::RecordedShape;
@@ -57,7 +57,10 @@ pub struct SimulatedDevice {
     /// many shapes' matrices it was given.
     matrices_bytes: Option<usize>,
     matrices_prepared: AtomicUsize,
-    /// Witnesses sent ahead, and how many of them an H computation used.
+    /// Whether it sends a, b and c ahead (as the wgpu backend does).
+    stages_abc: bool,
+    /// Witnesses (or a, b and c) sent ahead, and how many of them an H
+    /// computation used.
     staged: AtomicUsize,
     staged_used: AtomicUsize,
     /// Calls of `memory` made while a proof held the device: on a GPU those
@@ -86,6 +89,7 @@ impl SimulatedDevice {
             in_use: AtomicUsize::new(0),
             matrices_bytes: None,
             matrices_prepared: AtomicUsize::new(0),
+            stages_abc: false,
             staged: AtomicUsize::new(0),
             staged_used: AtomicUsize::new(0),
             memory_waits: AtomicUsize::new(0),
@@ -96,6 +100,13 @@ impl SimulatedDevice {
     /// and computes a, b and c of witness-only assignments from them.
     pub fn with_matrices(mut self, bytes: usize) -> Self {
         self.matrices_bytes = Some(bytes);
+        self
+    }
+
+    /// A device that takes a, b and c sent ahead of their H, as the wgpu
+    /// backend does (counted by [`Self::witnesses_staged`]).
+    pub fn with_abc_staging(mut self) -> Self {
+        self.stages_abc = true;
         self
     }
 
@@ -349,6 +360,44 @@ impl Backend for SimulatedDevice {
     fn stages_witnesses(&self) -> bool {
         self.matrices_bytes.is_some()
     }
+    fn stages_abc(&self) -> bool {
+        self.stages_abc
+    }
+    fn stage_abc(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<Option<StagedWitness>> {
+        if !self.stages_abc {
+            return Ok(None);
+        }
+        self.staged.fetch_add(1, Ordering::AcqRel);
+        Ok(Some(StagedWitness {
+            device: Box::new(self.id),
+            backend: "simulated",
+            generation: 0,
+            of: StagedWitness::fingerprint(&[a, b, c]),
+        }))
+    }
+    fn compute_h_on_device(
+        &self,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+        staged: Option<StagedWitness>,
+    ) -> Result<Option<DeviceWitness>> {
+        if let Some(w) = staged {
+            // a, b and c staged elsewhere, or from other vectors, are a bug
+            // the engine's tests must see.
+            if w.device.downcast_ref::<usize>() != Some(&self.id)
+                || !w.is_of("simulated", 0, &[a, b, c])
+            {
+                return Err(Error::Backend {
+                    backend: "simulated",
+                    message: format!("a, b and c that device {} did not stage", self.id),
+                });
+            }
+            self.staged_used.fetch_add(1, Ordering::AcqRel);
+        }
+        // H itself is computed on the host (the caller's compute_h).
+        Ok(None)
+    }
     fn stage_witness(
         &self,
         matrices: &DeviceMatrices,
@@ -361,6 +410,7 @@ impl Backend for SimulatedDevice {
             device: Box::new((self.id, input.len(), aux.len())),
             backend: "simulated",
             generation: 0,
+            of: StagedWitness::fingerprint(&[input, aux]),
         }))
     }
     fn compute_h_from_witness(

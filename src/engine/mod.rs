@@ -86,10 +86,11 @@ pub struct EngineConfig {
     /// plot. A daemon keeps a few thousand, so that nothing it records grows
     /// with the proofs it has made.
     pub kept_samples: usize,
-    /// Send the next circuit's witness to its device while the current one's
-    /// MSMs run there, on backends that can (cuda), so that the upload is off
-    /// the device's critical path (default on). The device then holds one
-    /// more witness, which placement leaves room for.
+    /// Send the next circuit's witness (cuda) or its a, b and c (wgpu, once
+    /// the current one's H exists) to its device while the current one's
+    /// MSMs run there, so that the upload is off the device's critical path
+    /// (default on). The device then holds them beside the current proof's
+    /// buffers, which placement leaves room for.
     pub stage_witnesses: bool,
 }
 

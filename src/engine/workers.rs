@@ -3,7 +3,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
@@ -289,27 +289,35 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
         } else {
             [&asg.a, &asg.b, &asg.c].into_iter().map(scalar_bytes).sum()
         };
-        // The next circuit of the same shape, if one waits, has its witness
-        // sent to the device while this one's MSMs run there.
-        let next = matrices
-            .as_ref()
-            .filter(|_| s.config.stage_witnesses && backend.stages_witnesses())
-            .and_then(|m| Some((m, next_of_shape(&s, &job, &asg)?)));
+        // The next circuit, if one of the same parameters waits, has its
+        // witness (or its a, b and c) sent to the device while this one's
+        // MSMs run.
+        let next = s
+            .config
+            .stage_witnesses
+            .then(|| next_to_stage(&s, backend, matrices.as_deref(), &job, &asg))
+            .flatten();
+        let h_done = Gate::default();
         let result = std::thread::scope(|scope| {
-            let staging = next
-                .as_ref()
-                .map(|(m, next)| scope.spawn(move || stage(backend, m, next, d)));
+            let staging = next.as_ref().map(|(m, next)| {
+                let h_done = &h_done;
+                let s = &*s;
+                scope.spawn(move || stage(s, *m, next, h_done, d))
+            });
             let result = steps::g1_side(
                 backend,
                 &prepared,
                 &mut asg,
                 pending,
                 &mut |v: Vec<Scalar>| {
+                    // b and c are handed back once H exists.
+                    h_done.open();
                     let bytes = scalar_bytes(&v).min(in_charge);
                     in_charge -= bytes;
                     s.dispose(v, bytes, &charge)
                 },
             );
+            h_done.open();
             let staged = staging.and_then(|h| h.join().ok().flatten());
             (result, staged)
         });
@@ -381,44 +389,94 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
     }
 }
 
-/// The queue's next circuit, taken now, where it is a witness-only one of the
-/// same parameters and shape as `asg` (its witness can then be staged on the
-/// matrices already placed) and nothing outranks it.
-fn next_of_shape(s: &Shared, job: &Arc<JobState>, asg: &Assignment) -> Option<DeviceTask> {
-    let shape = asg.pending.as_ref()?;
+/// The queue's next circuit, taken now, where its vectors can be sent to the
+/// device ahead (with the matrices to stage its witness on, where that is
+/// what goes): a witness-only one of the same parameters and shape as `asg`
+/// on a backend that stages witnesses, or one of the same parameters whose
+/// a, b and c exist on a backend that stages those; and nothing outranks it.
+fn next_to_stage<'m>(
+    s: &Shared,
+    backend: &dyn crate::backend::Backend,
+    matrices: Option<&'m crate::backend::DeviceMatrices>,
+    job: &Arc<JobState>,
+    asg: &Assignment,
+) -> Option<(Option<&'m crate::backend::DeviceMatrices>, DeviceTask)> {
+    let witness = matrices.filter(|_| backend.stages_witnesses());
+    let stageable = |head: &DeviceTask| match (witness, &asg.pending) {
+        (Some(_), Some(shape)) => head.asg.pending.as_ref() == Some(shape),
+        (Some(_), None) => false,
+        (None, _) => backend.stages_abc() && head.asg.pending.is_none(),
+    };
     let mut dq = s.device_queue.lock().unwrap();
     let head = dq.peek()?;
-    let same = Arc::ptr_eq(&head.job.params, &job.params)
-        && head.asg.pending.as_ref() == Some(shape)
-        && !head.job.is_cancelled();
-    if !same {
+    if !Arc::ptr_eq(&head.job.params, &job.params) || head.job.is_cancelled() || !stageable(head) {
         return None;
     }
     let task = dq.pop();
     drop(dq);
     s.device_cv.notify_all();
-    task
+    task.map(|t| (witness, t))
 }
 
-/// `task`'s witness sent ahead to device `d`; None where that failed (it is
-/// then uploaded with its H, and a device fault shows there).
+/// Opened once the current proof's H exists, or its critical path ended: a,
+/// b and c sent ahead before then would share the device's transfers and
+/// memory with the current proof's own.
+#[derive(Default)]
+struct Gate {
+    open: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Gate {
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.cv.notify_all();
+    }
+
+    fn wait(&self) {
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.cv.wait(open).unwrap();
+        }
+    }
+}
+
+/// `task`'s witness (on `matrices`), or its a, b and c once `h_done` opens,
+/// sent ahead to device `d` (recorded as the stage "sent_ahead"); None where
+/// that failed (they then go up with its H, and a device fault shows there).
 fn stage(
-    backend: &dyn crate::backend::Backend,
-    matrices: &crate::backend::DeviceMatrices,
+    s: &Shared,
+    matrices: Option<&crate::backend::DeviceMatrices>,
     task: &DeviceTask,
+    h_done: &Gate,
     d: usize,
 ) -> Option<StagedWitness> {
-    let staged = catch_unwind(AssertUnwindSafe(|| {
-        backend.stage_witness(matrices, &task.asg.input, &task.asg.aux)
+    let backend = s.backends[d].as_ref();
+    let mut began = Instant::now();
+    let staged = catch_unwind(AssertUnwindSafe(|| match matrices {
+        Some(m) => backend.stage_witness(m, &task.asg.input, &task.asg.aux),
+        None => {
+            h_done.wait();
+            began = Instant::now();
+            let next = &task.asg;
+            backend.stage_abc(&next.a, &next.b, &next.c)
+        }
     }));
     match staged {
-        Ok(Ok(w)) => w,
+        Ok(Ok(w)) => {
+            if w.is_some() {
+                s.record("sent_ahead", &task.job.id, task.index, began);
+            }
+            w
+        }
         Ok(Err(e)) => {
-            log::warn!("device {d}: a witness not sent ahead ({e}); it goes up with its H");
+            log::warn!("device {d}: a proof's vectors not sent ahead ({e}); they go up with its H");
             None
         }
         Err(_) => {
-            log::warn!("device {d}: sending a witness ahead panicked; it goes up with its H");
+            log::warn!(
+                "device {d}: sending a proof's vectors ahead panicked; they go up with its H"
+            );
             None
         }
     }

@@ -238,8 +238,11 @@ impl DevicePlacement {
 }
 
 /// Device bytes one proof needs beside the bases: a, b, c, H and scratch of
-/// the H computation, and the largest MSM's working buffers; and where the
-/// backend stages witnesses, the next proof's witness sent ahead.
+/// the H computation (six vectors of the domain), and the largest MSM's
+/// working buffers; and where the backend stages witnesses, the next proof's
+/// witness sent ahead. A backend that sends a, b and c ahead computes H in
+/// their three buffers and writes the next proof's once H exists, so the six
+/// vectors hold both.
 fn working_bytes(backend: &dyn Backend, params: &Parameters) -> usize {
     let staged = if backend.stages_witnesses() {
         (params.vk.ic.len() + params.l.len()) * std::mem::size_of::<Scalar>()

@@ -126,15 +126,18 @@ pub struct G1Side {
     pub times: StageTimes,
 }
 
-/// What the critical path does with a witness-only assignment (one whose a,
-/// b and c are [pending](crate::synthesis::Assignment::pending)).
+/// How the critical path gets a proof's a, b and c: for a witness-only
+/// assignment (one whose a, b and c are
+/// [pending](crate::synthesis::Assignment::pending)), where they are computed;
+/// for any, what was already sent to the device.
 pub struct Pending<'a> {
     /// Its shape's constraint matrices on this backend's device: a, b and c
     /// are computed there. None: on the host.
     pub matrices: Option<&'a DeviceMatrices>,
     /// Whether every row is checked (a·b = c) once a, b and c exist.
     pub check: bool,
-    /// Its witness, already sent to the device ([`Backend::stage_witness`]).
+    /// Its witness, already sent to the device ([`Backend::stage_witness`]);
+    /// or, where a, b and c exist, those ([`Backend::stage_abc`]).
     pub staged: Option<StagedWitness>,
 }
 
@@ -263,7 +266,7 @@ fn compose_g1_side(
             let mut c = std::mem::take(&mut asg.c);
             // Where the device can keep H, it is neither read back nor sent
             // up again for its MSM.
-            let kept = backend.compute_h_on_device(&h, &b, &c)?;
+            let kept = backend.compute_h_on_device(&h, &b, &c, pending.staged)?;
             if kept.is_none() {
                 backend.compute_h(&mut h, &mut b, &mut c)?;
             }

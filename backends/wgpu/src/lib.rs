@@ -43,7 +43,7 @@ pub use crossgroth_gpu_host::{Curve, HostBases, G1, G2};
 pub use device::{Bases, Options, WgpuDevice};
 pub use error::WgpuError;
 pub use gpu::{AdapterChoice, AdapterInfo};
-pub use ntt::DeviceH;
+pub use ntt::{DeviceH, StagedAbc};
 pub use setup::FIXED_BASE_TABLE_LEN;
 
 /// Lists the usable adapters, or says why there are none.

@@ -221,6 +221,20 @@ impl WgpuDevice {
         c: &[blst_fr],
         log_m: u32,
     ) -> Result<DeviceH, WgpuError> {
+        let staged = self.stage_abc(a, b, c, log_m)?;
+        self.compute_h_staged(staged)
+    }
+
+    /// a, b and c written to the device without taking it, so that a caller
+    /// can send the next proof's vectors while the current one's MSMs run
+    /// there; [`Self::compute_h_staged`] computes H from them.
+    pub fn stage_abc(
+        &self,
+        a: &[blst_fr],
+        b: &[blst_fr],
+        c: &[blst_fr],
+        log_m: u32,
+    ) -> Result<StagedAbc, WgpuError> {
         let e = self.chunk_log(log_m, "compute_h")?;
         let m = 1u64 << log_m;
         for (name, v) in [("a", a), ("b", b), ("c", c)] {
@@ -236,12 +250,52 @@ impl WgpuDevice {
                 "compute_h: a one-point domain has no coefficient of H".into(),
             ));
         }
-        // a, b and c go up before the device is taken (each step takes it
-        // once its vectors are there), beside another thread's kernels.
+        let began = std::time::Instant::now();
+        // Chunks of 2^e, each zero-padded to its full length.
+        let ne = 1u64 << e;
+        let mut vecs = Vec::with_capacity(3);
+        for (name, v) in [("a", a), ("b", b), ("c", c)] {
+            let bufs = (0..1usize << (log_m - e))
+                .map(|j| {
+                    let lo = (j << e).min(v.len());
+                    let hi = ((j + 1) << e).min(v.len());
+                    self.ctx
+                        .upload(host::fr_as_words(&v[lo..hi]), ne * 32, name)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            vecs.push(bufs);
+        }
+        Ok(StagedAbc {
+            vecs,
+            log_m,
+            e,
+            owner: self.id,
+            written: began.elapsed(),
+        })
+    }
+
+    /// H from a, b and c [`Self::stage_abc`] wrote, kept on the device (their
+    /// buffers become H's).
+    pub fn compute_h_staged(&self, staged: StagedAbc) -> Result<DeviceH, WgpuError> {
+        if staged.owner != self.id {
+            return Err(WgpuError::InvalidInput(
+                "a, b and c written by another wgpu backend".into(),
+            ));
+        }
+        let StagedAbc {
+            vecs,
+            log_m,
+            e,
+            written,
+            ..
+        } = staged;
         let bufs = if e < log_m {
-            self.compute_h_chunked(a, b, c, log_m, e)?
+            self.compute_h_chunked(vecs, log_m, e, written)?
         } else {
-            vec![self.compute_h_whole(a, b, c, log_m)?]
+            let [a, b, c] = <[Vec<wgpu::Buffer>; 3]>::try_from(vecs)
+                .map_err(|_| WgpuError::gpu("compute_h", "a, b and c not three vectors"))?
+                .map(|mut v| v.swap_remove(0));
+            vec![self.compute_h_whole([a, b, c], log_m)?]
         };
         Ok(DeviceH {
             bufs,
@@ -293,9 +347,7 @@ impl WgpuDevice {
     /// H of a domain that fits one buffer, left in it in natural order.
     fn compute_h_whole(
         &self,
-        a: &[blst_fr],
-        b: &[blst_fr],
-        c: &[blst_fr],
+        bufs: [wgpu::Buffer; 3],
         log_m: u32,
     ) -> Result<wgpu::Buffer, WgpuError> {
         let m = 1u64 << log_m;
@@ -312,10 +364,7 @@ impl WgpuDevice {
         let tw_f = self.twiddles(log_m, false)?;
         let tw_i = self.twiddles(log_m, true)?;
         let minv_d = self.ctx.radix.fr_dev(&minv);
-        let mut bufs = Vec::with_capacity(3);
-        for (name, v) in [("a", a), ("b", b), ("c", c)] {
-            bufs.push(self.ctx.upload(host::fr_as_words(v), m * 32, name)?);
-        }
+        let mut bufs = Vec::from(bufs);
         let _g = self.lock()?;
         let mut jobs = Vec::new();
         for d in &bufs {
@@ -360,6 +409,24 @@ impl WgpuDevice {
         ));
         self.ctx.run("compute_h", &jobs, &[])?;
         Ok(bufs.swap_remove(0))
+    }
+}
+
+/// A proof's a, b and c on the device ([`WgpuDevice::stage_abc`]), in the
+/// buffers their H will take: K = 2^(log_m − e) chunks of 2^e each. Dropping
+/// it frees the device memory.
+pub struct StagedAbc {
+    vecs: Vec<Vec<wgpu::Buffer>>,
+    log_m: u32,
+    e: u32,
+    owner: u64,
+    /// How long the writes took, for the log of a chunked H.
+    written: std::time::Duration,
+}
+
+impl std::fmt::Debug for StagedAbc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StagedAbc(2^{}, chunks of 2^{})", self.log_m, self.e)
     }
 }
 

@@ -235,17 +235,17 @@ impl WgpuDevice {
         self.read_transposed(&bufs, e, data)
     }
 
-    /// [`WgpuDevice::compute_h_on_device`] for a 2^log_m domain in chunks of
-    /// 2^e (e < log_m): bellperson's steps, the coset scalings on the
+    /// [`WgpuDevice::compute_h_staged`] for a 2^log_m domain in chunks of
+    /// 2^e (e < log_m), from a, b and c already in `vecs` (`written`: how long
+    /// their writes took): bellperson's steps, the coset scalings on the
     /// transposed layout (element p + K q times g^p (g^K)^q). H is left in
     /// the transposed layout.
     pub(crate) fn compute_h_chunked(
         &self,
-        a: &[blst_fr],
-        b: &[blst_fr],
-        c: &[blst_fr],
+        mut vecs: Vec<Vec<wgpu::Buffer>>,
         log_m: u32,
         e: u32,
+        written: std::time::Duration,
     ) -> Result<Vec<wgpu::Buffer>, WgpuError> {
         let m = 1u64 << log_m;
         let ne = 1u64 << e;
@@ -269,21 +269,8 @@ impl WgpuDevice {
         let (glo, ghi, gbits) = coset(&g)?;
         let (ilo, ihi, ibits) = coset(&ginv)?;
         let began = std::time::Instant::now();
-        let mut vecs = Vec::with_capacity(3);
-        for (name, v) in [("a", a), ("b", b), ("c", c)] {
-            let bufs = (0..k)
-                .map(|j| {
-                    let lo = (j << e).min(v.len());
-                    let hi = ((j + 1) << e).min(v.len());
-                    self.ctx
-                        .upload(host::fr_as_words(&v[lo..hi]), ne * 32, name)
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            vecs.push(bufs);
-        }
-        let written = began.elapsed();
         let _g = self.lock()?;
-        let waited = began.elapsed() - written;
+        let waited = began.elapsed();
         // Coset scalings c g^p of each chunk position (p = rev(A)).
         let consts = |x: &blst_fr| -> Vec<[u32; 8]> {
             (0..k)

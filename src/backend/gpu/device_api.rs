@@ -105,6 +105,30 @@ pub trait DeviceApi: Send + Sync + 'static {
         let _ = (a, b, c, log_m);
         None
     }
+    /// Whether [`Self::stage_abc`] sends a, b and c ahead.
+    const STAGES_ABC: bool = false;
+    /// a, b and c written to the device beside the work other threads run
+    /// there (the crate's staged type, for [`Self::compute_h_staged`]). None:
+    /// the crate does not stage them.
+    fn stage_abc(
+        &self,
+        a: &[blst_fr],
+        b: &[blst_fr],
+        c: &[blst_fr],
+        log_m: u32,
+    ) -> Option<Result<Box<dyn Any + Send + Sync>, Self::Error>> {
+        let _ = (a, b, c, log_m);
+        None
+    }
+    /// [`Self::compute_h_on_device`] from a, b and c [`Self::stage_abc`] sent
+    /// ahead (None: not the crate's staged type).
+    fn compute_h_staged(
+        &self,
+        staged: Box<dyn Any + Send + Sync>,
+    ) -> Option<Result<Box<dyn Any + Send + Sync>, Self::Error>> {
+        let _ = staged;
+        None
+    }
     /// Device bytes `shape`'s constraint matrices take resident, where the
     /// crate computes a, b and c from a witness (None: it does not).
     fn matrices_bytes(&self, shape: &RecordedShape) -> Option<usize> {

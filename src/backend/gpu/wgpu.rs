@@ -60,6 +60,25 @@ impl DeviceApi for wg::WgpuDevice {
         let h = wg::WgpuDevice::compute_h_on_device(self, a, b, c, log_m);
         Some(h.map(|h| Box::new(h) as Box<dyn Any + Send + Sync>))
     }
+    const STAGES_ABC: bool = true;
+    fn stage_abc(
+        &self,
+        a: &[blst_fr],
+        b: &[blst_fr],
+        c: &[blst_fr],
+        log_m: u32,
+    ) -> Option<Result<Box<dyn Any + Send + Sync>, wg::WgpuError>> {
+        let staged = wg::WgpuDevice::stage_abc(self, a, b, c, log_m);
+        Some(staged.map(|s| Box::new(s) as Box<dyn Any + Send + Sync>))
+    }
+    fn compute_h_staged(
+        &self,
+        staged: Box<dyn Any + Send + Sync>,
+    ) -> Option<Result<Box<dyn Any + Send + Sync>, wg::WgpuError>> {
+        let staged = staged.downcast::<wg::StagedAbc>().ok()?;
+        let h = wg::WgpuDevice::compute_h_staged(self, *staged);
+        Some(h.map(|h| Box::new(h) as Box<dyn Any + Send + Sync>))
+    }
     fn msm_witness<C: Curve>(
         &self,
         bases: &wg::Bases<C>,

@@ -296,6 +296,35 @@ fn msm_of_h_on_the_device_matches() {
                 assert!(G1::eq(&run.join().unwrap(), &want), "H MSM on two threads");
             }
         });
+        // the next proof's a, b and c sent ahead while the current one's H
+        // MSM runs (as the engine does), in one buffer and in chunks
+        for dev in [b, l] {
+            let bases_dev = dev.upload::<G1>(&bases).unwrap();
+            let (first, staged) = std::thread::scope(|sc| {
+                let v = &inputs[1];
+                let ahead = sc.spawn(move || dev.stage_abc(&v[0], &v[1], &v[2], 9).unwrap());
+                let v = &inputs[0];
+                let on = dev.compute_h_on_device(&v[0], &v[1], &v[2], 9).unwrap();
+                (
+                    dev.msm_h(&bases_dev, 0, &on).unwrap(),
+                    ahead.join().unwrap(),
+                )
+            });
+            let second = dev
+                .msm_h(&bases_dev, 0, &dev.compute_h_staged(staged).unwrap())
+                .unwrap();
+            for (v, got) in inputs.iter().zip([first, second]) {
+                let want = msm::<G1>(&bases, &compute_h(&v[0], &v[1], &v[2], 9), None);
+                assert!(G1::eq(&got, &want), "H MSM of a, b, c sent ahead");
+            }
+        }
+        // a, b and c staged on one backend are refused by another
+        let v = &inputs[0];
+        let staged = b.stage_abc(&v[0], &v[1], &v[2], 9).unwrap();
+        assert!(matches!(
+            l.compute_h_staged(staged),
+            Err(WgpuError::InvalidInput(_))
+        ));
         // more coefficients than bases is an error, not a panic
         let on = l
             .compute_h_on_device(&[fr_from_u64(1)], &[fr_from_u64(2)], &[], 3)
