@@ -3,7 +3,9 @@
 //! the PoRep C1 JSON edited by structure; fields out of range), each refused with a
 //! one-line error that names the field, or proved only where filecoin-proofs-api's
 //! own verifier accepts the proof; no panic anywhere (a panic hook counts them);
-//! afterwards one valid request of each kind still proves and verifies.
+//! afterwards one valid request of each kind, as Curio sends it (PoRep's C1
+//! wrapper in vanilla_proof, SnapDeals' raw 32-byte commitments), still proves and
+//! passes filecoin-proofs-api's verifier.
 //!
 //! PoRep C2 and SnapDeals parameters take minutes on two cores:
 //! `CROSSGROTH_TEST_FILECOIN_PARAMS=<dir>` shares them with the other tests (CI
@@ -769,6 +771,13 @@ async fn mutated_requests_of_every_kind_are_refused_by_name_without_a_panic() {
             verifies(&sector, *kind, submit, &r.proof),
             "{kind:?}: filecoin-proofs-api's verifier rejects the proof"
         );
+        assert!(
+            r.total_ms >= r.synthesis_ms,
+            "{kind:?}: times are filled in"
+        );
+        if *kind == ProofKind::PoRep {
+            assert_eq!(r.proof.len(), 192, "one partition at 2 KiB");
+        }
     }
     assert_eq!(PANICS.load(Ordering::SeqCst), 0, "no panic, caught or not");
     server.shutdown().await.unwrap();
