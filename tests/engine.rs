@@ -725,6 +725,43 @@ fn an_unsatisfied_witness_found_on_the_device_fails_its_job_only() {
     assert_drained(&engine);
 }
 
+/// Eight cubic circuits proved on a simulated device that is the bound (its
+/// critical path takes 40 ms, synthesis far less, so circuits wait in its
+/// queue while one runs), `device` made from that one, each job made by
+/// `job` from the circuits and (r, s): the proofs equal the cpu backend's
+/// direct ones, and the device sent ahead at least half of the circuits'
+/// vectors, each of them used by its H. Returns the device and the circuits.
+fn sent_ahead_matches_cpu(
+    device: impl FnOnce(SimulatedDevice) -> SimulatedDevice,
+    job: impl FnOnce(Vec<BuiltinCircuit>, Vec<Scalar>, Vec<Scalar>) -> Job,
+) -> (Arc<SimulatedDevice>, Vec<BuiltinCircuit>) {
+    let params = Arc::new(params_for(&spec("cubic"), 1));
+    let circuits: Vec<_> = (0..8).map(|s| spec("cubic").instance(s)).collect();
+    let (r, s) = groth16::draw_randomness(circuits.len(), &mut rng(8));
+    let cpu_engine = Engine::start(config(1 << 30), cpu()).unwrap();
+    let direct = cpu_engine
+        .submit(Job::new("direct", params, circuits.clone()).with_randomness(r.clone(), s.clone()))
+        .unwrap()
+        .wait()
+        .unwrap();
+    let device = Arc::new(device(
+        SimulatedDevice::new(Duration::from_millis(40)).with_memory(8 << 30),
+    ));
+    let engine = Engine::start(config(1 << 30), vec![device.clone()]).unwrap();
+    let proofs = engine
+        .submit(job(circuits.clone(), r, s))
+        .unwrap()
+        .wait()
+        .unwrap();
+    assert_eq!(proofs, direct);
+    let (staged, used) = device.witnesses_staged();
+    assert!(staged >= 4, "{staged} of 8 circuits' vectors sent ahead");
+    assert_eq!(staged, used, "every copy sent ahead is used");
+    assert_drained(&engine);
+    assert_drained(&cpu_engine);
+    (device, circuits)
+}
+
 /// On a device that stages witnesses, the next circuit of the same shape has
 /// its witness sent ahead while the current one runs, every staged witness is
 /// the one its H computation uses, and the proofs are the cpu backend's.
@@ -733,40 +770,13 @@ fn witnesses_are_sent_ahead_while_the_previous_circuit_runs() {
     use crossgroth::synthesis::RecordedShape;
     let params = Arc::new(params_for(&spec("cubic"), 1));
     let shape = Arc::new(RecordedShape::record(spec("cubic").blank()).unwrap().0);
-    let circuits: Vec<_> = (0..8).map(|s| spec("cubic").instance(s)).collect();
-    let again_circuits = circuits.clone();
-    let (r, s) = groth16::draw_randomness(circuits.len(), &mut rng(8));
-    let cpu_engine = Engine::start(config(1 << 30), cpu()).unwrap();
-    let direct = cpu_engine
-        .submit(
-            Job::new("direct", params.clone(), circuits.clone())
-                .with_randomness(r.clone(), s.clone()),
-        )
-        .unwrap()
-        .wait()
-        .unwrap();
-    // The device is the bound (its critical path takes 40 ms, synthesis far
-    // less), so circuits wait in its queue while one runs.
-    let device = Arc::new(
-        SimulatedDevice::new(Duration::from_millis(40))
-            .with_memory(8 << 30)
-            .with_matrices(1 << 10),
+    let (device, circuits) = sent_ahead_matches_cpu(
+        |d| d.with_matrices(1 << 10),
+        |circuits, r, s| {
+            Job::recorded("staged", params.clone(), shape.clone(), circuits).with_randomness(r, s)
+        },
     );
-    let engine = Engine::start(config(1 << 30), vec![device.clone()]).unwrap();
-    let recorded = engine
-        .submit(
-            Job::recorded("staged", params.clone(), shape.clone(), circuits).with_randomness(r, s),
-        )
-        .unwrap()
-        .wait()
-        .unwrap();
-    assert_eq!(recorded, direct);
-    let (staged, used) = device.witnesses_staged();
-    assert!(staged >= 4, "{staged} of 8 witnesses sent ahead");
-    assert_eq!(staged, used, "every witness sent ahead is used");
-    assert_drained(&engine);
-    assert_drained(&cpu_engine);
-    drop(engine);
+    let before = device.witnesses_staged();
 
     // Turned off, none is.
     let engine = Engine::start(
@@ -778,12 +788,12 @@ fn witnesses_are_sent_ahead_while_the_previous_circuit_runs() {
     )
     .unwrap();
     let again = engine
-        .submit(Job::recorded("unstaged", params, shape, again_circuits))
+        .submit(Job::recorded("unstaged", params, shape, circuits))
         .unwrap()
         .wait()
         .unwrap();
     assert_eq!(again.len(), 8);
-    assert_eq!(device.witnesses_staged(), (staged, used));
+    assert_eq!(device.witnesses_staged(), before);
     assert_drained(&engine);
 }
 
@@ -793,35 +803,10 @@ fn witnesses_are_sent_ahead_while_the_previous_circuit_runs() {
 #[test]
 fn a_b_and_c_are_sent_ahead_while_the_previous_circuit_runs() {
     let params = Arc::new(params_for(&spec("cubic"), 1));
-    let circuits: Vec<_> = (0..8).map(|s| spec("cubic").instance(s)).collect();
-    let (r, s) = groth16::draw_randomness(circuits.len(), &mut rng(9));
-    let cpu_engine = Engine::start(config(1 << 30), cpu()).unwrap();
-    let direct = cpu_engine
-        .submit(
-            Job::new("direct", params.clone(), circuits.clone())
-                .with_randomness(r.clone(), s.clone()),
-        )
-        .unwrap()
-        .wait()
-        .unwrap();
-    // The device is the bound, so circuits wait in its queue while one runs.
-    let device = Arc::new(
-        SimulatedDevice::new(Duration::from_millis(40))
-            .with_memory(8 << 30)
-            .with_abc_staging(),
+    sent_ahead_matches_cpu(
+        |d| d.with_abc_staging(),
+        |circuits, r, s| Job::new("staged", params, circuits).with_randomness(r, s),
     );
-    let engine = Engine::start(config(1 << 30), vec![device.clone()]).unwrap();
-    let proofs = engine
-        .submit(Job::new("staged", params, circuits).with_randomness(r, s))
-        .unwrap()
-        .wait()
-        .unwrap();
-    assert_eq!(proofs, direct);
-    let (staged, used) = device.witnesses_staged();
-    assert!(staged >= 4, "{staged} of 8 circuits' a, b and c sent ahead");
-    assert_eq!(staged, used, "every a, b and c sent ahead is used");
-    assert_drained(&engine);
-    assert_drained(&cpu_engine);
 }
 
 /// A proof whose B_G2 runs on the device after its G1 side (in the finalizer:

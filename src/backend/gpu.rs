@@ -134,6 +134,26 @@ impl<D: DeviceApi> GpuBackend<D> {
         (inner.clone(), self.generation.load(Ordering::Acquire))
     }
 
+    /// What the crate sent ahead from `vectors` on context `generation`, as a
+    /// [`StagedWitness`] (None where it does not send them).
+    fn staged(
+        &self,
+        sent: Option<std::result::Result<Box<dyn Any + Send + Sync>, D::Error>>,
+        generation: u64,
+        vectors: &[&[Scalar]],
+    ) -> Result<Option<StagedWitness>> {
+        match sent {
+            None => Ok(None),
+            Some(Err(e)) => Err(self.fail(e, generation)),
+            Some(Ok(device)) => Ok(Some(StagedWitness {
+                device,
+                backend: D::NAME,
+                generation,
+                of: StagedWitness::fingerprint(vectors),
+            })),
+        }
+    }
+
     /// Turns a device error into ours; a fatal one first replaces the context
     /// (once, however many calls saw it fail).
     fn fail(&self, e: D::Error, generation: u64) -> Error {
@@ -428,16 +448,8 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
             return Ok(None);
         }
         let (inner, generation) = self.current();
-        match inner.stage_abc(fr(a), fr(b), fr(c), log) {
-            None => Ok(None),
-            Some(Err(e)) => Err(self.fail(e, generation)),
-            Some(Ok(device)) => Ok(Some(StagedWitness {
-                device,
-                backend: D::NAME,
-                generation,
-                of: StagedWitness::fingerprint(&[a, b, c]),
-            })),
-        }
+        let sent = inner.stage_abc(fr(a), fr(b), fr(c), log);
+        self.staged(sent, generation, &[a, b, c])
     }
 
     fn matrices_bytes(&self, shape: &RecordedShape) -> Option<usize> {
@@ -474,16 +486,8 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         let (inner, generation) = self.current();
         let resident: &Arc<dyn Any + Send + Sync> =
             self.resident_as(Some(&matrices.device), generation, "constraint matrices")?;
-        match inner.stage_witness(resident.as_ref(), fr(input), fr(aux)) {
-            None => Ok(None),
-            Some(Err(e)) => Err(self.fail(e, generation)),
-            Some(Ok(device)) => Ok(Some(StagedWitness {
-                device,
-                backend: D::NAME,
-                generation,
-                of: StagedWitness::fingerprint(&[input, aux]),
-            })),
-        }
+        let sent = inner.stage_witness(resident.as_ref(), fr(input), fr(aux));
+        self.staged(sent, generation, &[input, aux])
     }
 
     fn compute_h_from_witness(
