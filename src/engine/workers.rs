@@ -402,10 +402,9 @@ fn next_to_stage<'m>(
     asg: &Assignment,
 ) -> Option<(Option<&'m crate::backend::DeviceMatrices>, DeviceTask)> {
     let witness = matrices.filter(|_| backend.stages_witnesses());
-    let stageable = |head: &DeviceTask| match (witness, &asg.pending) {
-        (Some(_), Some(shape)) => head.asg.pending.as_ref() == Some(shape),
-        (Some(_), None) => false,
-        (None, _) => backend.stages_abc() && head.asg.pending.is_none(),
+    let stageable = |head: &DeviceTask| match witness {
+        Some(_) => asg.pending.is_some() && head.asg.pending == asg.pending,
+        None => backend.stages_abc() && head.asg.pending.is_none(),
     };
     let mut dq = s.device_queue.lock().unwrap();
     let head = dq.peek()?;

@@ -292,10 +292,8 @@ impl WgpuDevice {
         let bufs = if e < log_m {
             self.compute_h_chunked(vecs, log_m, e, written)?
         } else {
-            let [a, b, c] = <[Vec<wgpu::Buffer>; 3]>::try_from(vecs)
-                .map_err(|_| WgpuError::gpu("compute_h", "a, b and c not three vectors"))?
-                .map(|mut v| v.swap_remove(0));
-            vec![self.compute_h_whole([a, b, c], log_m)?]
+            // one buffer each of a, b and c
+            vec![self.compute_h_whole(vecs.into_iter().flatten().collect(), log_m)?]
         };
         Ok(DeviceH {
             bufs,
@@ -344,10 +342,11 @@ impl WgpuDevice {
         Ok(())
     }
 
-    /// H of a domain that fits one buffer, left in it in natural order.
+    /// H of a domain that fits one buffer, from a, b and c in `bufs` (one
+    /// buffer each), left in the first in natural order.
     fn compute_h_whole(
         &self,
-        bufs: [wgpu::Buffer; 3],
+        mut bufs: Vec<wgpu::Buffer>,
         log_m: u32,
     ) -> Result<wgpu::Buffer, WgpuError> {
         let m = 1u64 << log_m;
@@ -364,7 +363,6 @@ impl WgpuDevice {
         let tw_f = self.twiddles(log_m, false)?;
         let tw_i = self.twiddles(log_m, true)?;
         let minv_d = self.ctx.radix.fr_dev(&minv);
-        let mut bufs = Vec::from(bufs);
         let _g = self.lock()?;
         let mut jobs = Vec::new();
         for d in &bufs {
