@@ -244,6 +244,74 @@ fn wgpu_proofs_match_cpu() {
     }
 }
 
+/// MSMs whose scalars wgpu split ahead ([`Backend::msm_plan`], what a proof's
+/// L, A and B MSMs take while H's MSM runs) equal the cpu backend's on the
+/// same inputs, over G1 and G2 bases with a density and a later first base;
+/// the cpu backend reads a wgpu plan's scalars as they are, and wgpu refuses
+/// a plan for an input it was not made from.
+#[test]
+fn wgpu_msms_from_plans_match_cpu() {
+    use crossgroth::backend::{Msm, MsmInput, MsmScalars, Placement, G1, G2};
+    use crossgroth::density::Density;
+    use crossgroth::{G1Projective, G2Projective, Scalar};
+    use ff::Field;
+    use group::{Curve, Group};
+    use rand_core::RngCore;
+
+    let Some(gpu) = wgpu(true) else { return };
+    let cpu = CpuBackend;
+    let mut rng = rng(17);
+    let sc: Vec<Scalar> = (0..2500)
+        .map(|_| match rng.next_u32() % 4 {
+            0 => Scalar::ZERO,
+            1 => Scalar::ONE,
+            _ => Scalar::random(&mut rng),
+        })
+        .collect();
+    let mut density = Density::new();
+    for i in 0..sc.len() {
+        density.push(i % 5 != 0);
+    }
+    // 2000 variables in the density, their bases from 9 on
+    let input = MsmInput {
+        scalars: MsmScalars::Host(&sc),
+        density: Some(&density),
+        base_offset: 9,
+    };
+    let g1: Vec<_> = (0..2009)
+        .map(|_| G1Projective::random(&mut rng).to_affine())
+        .collect();
+    let g2: Vec<_> = (0..2009)
+        .map(|_| G2Projective::random(&mut rng).to_affine())
+        .collect();
+    let plan = gpu.msm_plan(g1.len(), &input).unwrap().expect("wgpu plans");
+    let planned = MsmInput {
+        scalars: MsmScalars::Planned(&sc, &plan),
+        ..input
+    };
+    let g1 = (Arc::new(g1), Placement::PLAIN);
+    let (on_gpu, on_cpu) = (
+        gpu.prepare_bases::<G1>(g1.0.clone(), g1.1).unwrap(),
+        cpu.prepare_bases::<G1>(g1.0, g1.1).unwrap(),
+    );
+    let want = cpu.msm(&on_cpu, &[input]).unwrap();
+    assert_eq!(gpu.msm(&on_gpu, &[planned]).unwrap(), want, "G1");
+    assert_eq!(cpu.msm(&on_cpu, &[planned]).unwrap(), want, "G1 on cpu");
+    let g2 = (Arc::new(g2), Placement::PLAIN);
+    let (on_gpu2, on_cpu2) = (
+        gpu.prepare_bases::<G2>(g2.0.clone(), g2.1).unwrap(),
+        cpu.prepare_bases::<G2>(g2.0, g2.1).unwrap(),
+    );
+    let want = cpu.msm(&on_cpu2, &[input]).unwrap();
+    assert_eq!(gpu.msm(&on_gpu2, &[planned]).unwrap(), want, "G2");
+    let moved = MsmInput {
+        base_offset: 8,
+        ..planned
+    };
+    let e = gpu.msm(&on_gpu, &[moved]).unwrap_err().to_string();
+    assert!(e.contains("split ahead"), "{e}");
+}
+
 /// wgpu bases left in host memory and streamed by every MSM through one
 /// device window, a chunk at a time (bindings of 1 MiB: H's, L's and A's
 /// bases take several chunks), give the cpu backend's proof.

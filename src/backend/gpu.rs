@@ -14,7 +14,7 @@ use blst::blst_fr;
 
 use super::{
     cpu, Backend, Bases, BasesRef, DeviceBases, DeviceMatrices, DeviceWitness, Group, HostBases,
-    MsmGroup, MsmInput, MsmScalars, Placement, StagedWitness, Sums, WitnessH, G1, G2,
+    MsmGroup, MsmInput, MsmPlan, MsmScalars, Placement, StagedWitness, Sums, WitnessH, G1, G2,
 };
 use crate::error::{Error, Result};
 use crate::synthesis::RecordedShape;
@@ -253,6 +253,12 @@ impl<D: DeviceApi> GpuBackend<D> {
                 let (first, density) = (input.base_offset, input.density.map(|d| d.words()));
                 let sum = match input.scalars {
                     MsmScalars::Host(s) => inner.msm::<C>(dev, first, fr(s), density),
+                    MsmScalars::Planned(s, plan) => match plan.made_by(D::NAME) {
+                        Some(split) => inner
+                            .msm_split::<C>(dev, first, fr(s), split)
+                            .ok_or_else(|| self.plan_not_ours())?,
+                        None => inner.msm::<C>(dev, first, fr(s), density),
+                    },
                     MsmScalars::Device(w, part) => {
                         let witness = self.witness_of(w, generation)?;
                         inner
@@ -283,6 +289,13 @@ impl<D: DeviceApi> GpuBackend<D> {
             });
         }
         Ok(w.device.as_ref())
+    }
+
+    fn plan_not_ours(&self) -> Error {
+        Error::Invalid(format!(
+            "an MSM plan of another kind was given to the {} backend",
+            D::NAME
+        ))
     }
 
     fn not_ours(&self, w: &DeviceWitness) -> Error {
@@ -435,6 +448,19 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
                 generation,
                 lens: [None, None, Some((1usize << log) - 1)],
             })),
+        }
+    }
+
+    fn msm_plan(&self, bases_len: usize, input: &MsmInput<'_>) -> Result<Option<MsmPlan>> {
+        let MsmScalars::Host(s) = input.scalars else {
+            return Ok(None);
+        };
+        let (inner, generation) = self.current();
+        let density = input.density.map(|d| d.words());
+        match inner.split_ahead(bases_len, input.base_offset, fr(s), density) {
+            None => Ok(None),
+            Some(Err(e)) => Err(self.fail(e, generation)),
+            Some(Ok(split)) => Ok(Some(MsmPlan::new(D::NAME, split))),
         }
     }
 

@@ -145,18 +145,48 @@ impl std::fmt::Debug for DeviceWitness {
     }
 }
 
-/// An MSM's scalars: in host memory, or one of a proof's vectors on the
-/// backend's device.
+/// An MSM's scalars: in host memory (with the host's share of their MSM made
+/// ahead, or not), or one of a proof's vectors on the backend's device.
 #[derive(Clone, Copy, Debug)]
 pub enum MsmScalars<'a> {
     Host(&'a [Scalar]),
+    /// Host scalars and their [`MsmPlan`], made from these scalars and the
+    /// input's density and bases by [`Backend::msm_plan`].
+    Planned(&'a [Scalar], &'a MsmPlan),
     Device(&'a DeviceWitness, WitnessPart),
+}
+
+/// The host's share of one MSM input, made ahead by [`Backend::msm_plan`] so
+/// that it can run beside the device's work (wgpu: the scalars split into
+/// zeros, ones and the rest). The backend that made it reads it for the
+/// input it was made from and refuses it for another; other backends read the
+/// scalars as they are.
+pub struct MsmPlan {
+    backend: &'static str,
+    inner: Box<dyn std::any::Any + Send + Sync>,
+}
+
+impl MsmPlan {
+    pub fn new(backend: &'static str, inner: Box<dyn std::any::Any + Send + Sync>) -> Self {
+        MsmPlan { backend, inner }
+    }
+
+    /// What `backend` made, or None where another backend made the plan.
+    pub fn made_by(&self, backend: &str) -> Option<&(dyn std::any::Any + Send + Sync)> {
+        (self.backend == backend).then_some(self.inner.as_ref())
+    }
+}
+
+impl std::fmt::Debug for MsmPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MsmPlan({})", self.backend)
+    }
 }
 
 impl<'a> MsmScalars<'a> {
     pub fn len(&self) -> usize {
         match self {
-            MsmScalars::Host(s) => s.len(),
+            MsmScalars::Host(s) | MsmScalars::Planned(s, _) => s.len(),
             MsmScalars::Device(w, part) => w.len(*part),
         }
     }
@@ -169,7 +199,7 @@ impl<'a> MsmScalars<'a> {
     /// read (they are on a device).
     pub fn host(&self, backend: &str) -> Result<&'a [Scalar]> {
         match self {
-            MsmScalars::Host(s) => Ok(s),
+            MsmScalars::Host(s) | MsmScalars::Planned(s, _) => Ok(s),
             MsmScalars::Device(w, part) => Err(Error::Invalid(format!(
                 "the {backend} backend cannot read the {part:?} scalars held by the {} device",
                 w.backend
@@ -354,6 +384,16 @@ pub trait Backend: Send + Sync {
         staged: Option<StagedWitness>,
     ) -> Result<Option<DeviceWitness>> {
         let _ = (a, b, c, staged);
+        Ok(None)
+    }
+
+    /// The host's share of an MSM of `input` over `bases_len` bases, made now
+    /// on the calling thread, so that a caller can make it while the device
+    /// runs other work and hand it to [`Msm::msm`] as
+    /// [`MsmScalars::Planned`] with the same input. None where the backend
+    /// has no such share or `input`'s scalars are not on the host.
+    fn msm_plan(&self, bases_len: usize, input: &MsmInput<'_>) -> Result<Option<MsmPlan>> {
+        let _ = (bases_len, input);
         Ok(None)
     }
 

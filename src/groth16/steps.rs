@@ -14,9 +14,10 @@ use std::time::Instant;
 use ff::Field;
 use group::Curve as _;
 
+use super::aux_plans::{planned, AuxPlans};
 use super::{Parameters, Proof, VerifyingKey};
 use crate::backend::{
-    Backend, CpuBackend, DeviceMatrices, DeviceWitness, G1Bases, G2Bases, Msm, MsmInput,
+    Backend, CpuBackend, DeviceMatrices, DeviceWitness, G1Bases, G2Bases, Msm, MsmInput, MsmPlan,
     MsmScalars, Placement, StagedWitness, WitnessH, WitnessPart, G2,
 };
 use crate::error::{Error, Result};
@@ -113,7 +114,7 @@ pub fn log_stage(job: &str, unit: usize, stage: &str, secs: f64) {
 }
 
 /// The G1 side of one proof: every MSM result the critical path produces.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct G1Side {
     pub h: G1Projective,
     pub l: G1Projective,
@@ -123,6 +124,9 @@ pub struct G1Side {
     /// or after them from a witness the device holds (see [`g1_side`]); `None`
     /// leaves it to [`b_g2`].
     pub b_g2: Option<G2Projective>,
+    /// B's aux scalars split ahead for B_G1, kept for a B_G2 that [`b_g2`]
+    /// makes later (the same scalars, density and base ranks).
+    pub b_plan: Option<Arc<MsmPlan>>,
     pub times: StageTimes,
 }
 
@@ -283,6 +287,31 @@ fn compose_g1_side(
     };
     times.h = lap.next();
     let asg = &*asg;
+    std::thread::scope(|scope| {
+        // The aux MSMs' host share is made while the device runs H's MSM.
+        let plans = scope.spawn(|| AuxPlans::make(backend, prepared, asg));
+        let plans = move || {
+            plans
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        };
+        device_msms(backend, prepared, asg, h, plans, times, lap, dispose)
+    })
+}
+
+/// The MSMs of [`compose_g1_side`] once H is computed, with the aux MSMs'
+/// plans from `plans` (waited for after H's MSM).
+#[allow(clippy::too_many_arguments)]
+fn device_msms(
+    backend: &dyn Backend,
+    prepared: &PreparedParams,
+    asg: &Assignment,
+    h: ComputedH,
+    plans: impl FnOnce() -> Result<AuxPlans>,
+    mut times: StageTimes,
+    mut lap: Lap,
+    dispose: &mut dyn FnMut(Vec<Scalar>),
+) -> Result<G1Side> {
     // A witness the device holds (with its H) is read there by every MSM.
     let (h_msm, on_device) = match h {
         ComputedH::Host(h) => {
@@ -298,19 +327,22 @@ fn compose_g1_side(
         }
     };
     times.msm_h = lap.next();
+    let AuxPlans { l, a, b } = plans()?;
     let witness = WitnessScalars::of(asg, on_device.as_ref());
-    let l = backend.msm(&prepared.l, &[MsmInput::dense_of(witness.aux)])?[0];
+    let aux = planned(witness.aux, l.as_ref());
+    let l = backend.msm(&prepared.l, &[MsmInput::dense_of(aux)])?[0];
     times.msm_l = lap.next();
-    let a_parts = backend.msm(&prepared.a, &a_terms(asg, witness))?;
+    let a_parts = backend.msm(&prepared.a, &a_terms(asg, witness, a.as_ref()))?;
+    drop(a);
     times.msm_a = lap.next();
-    let b_parts = backend.msm(&prepared.b_g1, &b_terms(asg, witness))?;
+    let b_parts = backend.msm(&prepared.b_g1, &b_terms(asg, witness, b.as_ref()))?;
     times.msm_b_g1 = lap.next();
     // B_G2 reads the aux the device holds, here, rather than in the finalizer
     // from the host copy: the aux then goes up once, and the device is what the
     // two would share anyway.
     let b_g2 = match on_device.as_ref() {
         Some(_) if b_g2_on_device(backend, asg) => {
-            let parts = backend.msm(&prepared.b_g2, &b_terms(asg, witness))?;
+            let parts = backend.msm(&prepared.b_g2, &b_terms(asg, witness, b.as_ref()))?;
             times.b_g2 = lap.next();
             Some(parts[0] + parts[1])
         }
@@ -322,6 +354,7 @@ fn compose_g1_side(
         l,
         a: a_parts[0] + a_parts[1],
         b_g1: b_parts[0] + b_parts[1],
+        b_plan: b.filter(|_| b_g2.is_none()).map(Arc::new),
         b_g2,
         times,
     })
@@ -393,6 +426,7 @@ fn host_g1_side(
         a: a.0?,
         b_g1: b_g1.0?,
         b_g2: Some(b_g2.0?),
+        b_plan: None,
         times,
     })
 }
@@ -433,14 +467,19 @@ impl<'a> WitnessScalars<'a> {
 /// A's two MSM inputs: every input variable, then the aux variables in A's
 /// aux density, whose bases follow the inputs' (bellperson's layout).
 pub fn a_inputs(asg: &Assignment) -> [MsmInput<'_>; 2] {
-    a_terms(asg, WitnessScalars::of(asg, None))
+    a_terms(asg, WitnessScalars::of(asg, None), None)
 }
 
-fn a_terms<'a>(asg: &'a Assignment, witness: WitnessScalars<'a>) -> [MsmInput<'a>; 2] {
+/// A's inputs from `witness`, the aux part with `aux_plan` where there is one.
+fn a_terms<'a>(
+    asg: &'a Assignment,
+    witness: WitnessScalars<'a>,
+    aux_plan: Option<&'a MsmPlan>,
+) -> [MsmInput<'a>; 2] {
     [
         MsmInput::dense_of(witness.input),
         MsmInput {
-            scalars: witness.aux,
+            scalars: planned(witness.aux, aux_plan),
             density: Some(&asg.a_aux_density),
             base_offset: asg.input.len(),
         },
@@ -450,10 +489,15 @@ fn a_terms<'a>(asg: &'a Assignment, witness: WitnessScalars<'a>) -> [MsmInput<'a
 /// B's two MSM inputs (for B_G1 and B_G2 alike): inputs in B's input density,
 /// then aux variables in B's aux density, whose bases start at |B-input density|.
 pub fn b_inputs(asg: &Assignment) -> [MsmInput<'_>; 2] {
-    b_terms(asg, WitnessScalars::of(asg, None))
+    b_terms(asg, WitnessScalars::of(asg, None), None)
 }
 
-fn b_terms<'a>(asg: &'a Assignment, witness: WitnessScalars<'a>) -> [MsmInput<'a>; 2] {
+/// B's inputs from `witness`, the aux part with `aux_plan` where there is one.
+fn b_terms<'a>(
+    asg: &'a Assignment,
+    witness: WitnessScalars<'a>,
+    aux_plan: Option<&'a MsmPlan>,
+) -> [MsmInput<'a>; 2] {
     [
         MsmInput {
             scalars: witness.input,
@@ -461,7 +505,7 @@ fn b_terms<'a>(asg: &'a Assignment, witness: WitnessScalars<'a>) -> [MsmInput<'a
             base_offset: 0,
         },
         MsmInput {
-            scalars: witness.aux,
+            scalars: planned(witness.aux, aux_plan),
             density: Some(&asg.b_aux_density),
             base_offset: asg.b_input_density.count(),
         },
@@ -507,7 +551,9 @@ pub fn b_g2<P: std::ops::Deref<Target = PreparedParams>>(
         return Ok(done);
     }
     if b_g2_on_device(backend, asg) {
-        let parts = backend.msm(&prepared()?.b_g2, &b_inputs(asg))?;
+        let witness = WitnessScalars::of(asg, None);
+        let inputs = b_terms(asg, witness, g1.b_plan.as_deref());
+        let parts = backend.msm(&prepared()?.b_g2, &inputs)?;
         Ok(parts[0] + parts[1])
     } else {
         host_b_g2(params, asg)

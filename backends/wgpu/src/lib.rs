@@ -43,6 +43,7 @@ pub use crossgroth_gpu_host::{Curve, HostBases, G1, G2};
 pub use device::{Bases, Options, WgpuDevice};
 pub use error::WgpuError;
 pub use gpu::{AdapterChoice, AdapterInfo};
+pub use msm_plan::SplitAhead;
 pub use ntt::{DeviceH, StagedAbc};
 pub use setup::FIXED_BASE_TABLE_LEN;
 

@@ -15,7 +15,7 @@ use crate::device::{Bases, Store, WgpuDevice};
 use crate::error::WgpuError;
 use crate::msm_fold::{fold_all, MsmOut};
 use crate::msm_passes::{pass_limits, BasesChunk, PassScalars, Phases, Scratch};
-use crate::msm_plan::{positions, split_scalars, RanksRef, Split};
+use crate::msm_plan::{positions, split_scalars, RanksRef, SplitAhead, SplitRef};
 use crate::ntt::DeviceH;
 use crate::ntt_chunks::rev;
 
@@ -32,7 +32,7 @@ enum Source<'a, T> {
 /// Where an MSM's terms come from.
 enum Terms<'a> {
     /// The host's scalars, split there.
-    Host(Split<'a>),
+    Host(SplitRef<'a>),
     /// H on the device, coefficient i paired with base `first + i`.
     DeviceH { h: &'a DeviceH, first: u64 },
 }
@@ -115,6 +115,45 @@ impl WgpuDevice {
             let t = std::time::Instant::now();
             let split = split_scalars(scalars, density, bases.len, first)?;
             phases.split = t.elapsed();
+            self.window_sums(bases, Terms::Host(split.as_ref()), phases)
+        })
+    }
+
+    /// The host's share of [`Self::msm`] of `scalars` over `nbases` bases from
+    /// `first` (the scalars split into zeros, ones and the rest), made now so
+    /// that a caller can make it while the device runs other work; for
+    /// [`Self::msm_split`] with the same scalars and bases.
+    pub fn split_ahead(
+        scalars: &[blst_fr],
+        density: Option<&[u64]>,
+        nbases: usize,
+        first: usize,
+    ) -> Result<SplitAhead, WgpuError> {
+        let t = std::time::Instant::now();
+        let split = SplitAhead::new(scalars, density, nbases, first)?;
+        if scalars.len() >= LOGGED_MSM_TERMS {
+            log::info!(
+                "wgpu: {} scalars split ahead of their MSM in {:.2} s",
+                scalars.len(),
+                t.elapsed().as_secs_f64()
+            );
+        }
+        Ok(split)
+    }
+
+    /// [`Self::msm`] of `scalars` from their split made ahead: the same sum,
+    /// without the split on the MSM's own time. `split` must come from these
+    /// scalars and density; one made for another count of scalars, other
+    /// bases or another `first` is refused.
+    pub fn msm_split<C: Curve>(
+        &self,
+        bases: &Bases<C>,
+        first: usize,
+        scalars: &[blst_fr],
+        split: &SplitAhead,
+    ) -> Result<C::Point, WgpuError> {
+        let split = split.for_msm(scalars, bases.len, first)?;
+        self.msm_of(bases, scalars.len(), |phases| {
             self.window_sums(bases, Terms::Host(split), phases)
         })
     }

@@ -19,6 +19,88 @@ pub(crate) struct Split<'a> {
     pub ones: Vec<u32>,
 }
 
+/// A [`Split`] seen by the device passes: its parts borrowed, wherever they
+/// live (a split just made, or one made ahead with the scalars it came from).
+#[derive(Clone, Copy)]
+pub(crate) struct SplitRef<'a> {
+    pub idx: &'a Ranks,
+    pub sc: &'a [blst_fr],
+    pub ones: &'a [u32],
+}
+
+impl<'a> Split<'a> {
+    pub fn as_ref(&'a self) -> SplitRef<'a> {
+        SplitRef {
+            idx: &self.idx,
+            sc: &self.sc,
+            ones: &self.ones,
+        }
+    }
+}
+
+/// Scalars split ahead of their MSM ([`crate::WgpuDevice::split_ahead`]),
+/// kept apart from them: the host's share of the MSM, made while the device
+/// runs other work. It remembers what it was made for, and the MSM that uses
+/// it ([`crate::WgpuDevice::msm_split`]) refuses any other.
+#[derive(Debug)]
+pub struct SplitAhead {
+    idx: Ranks,
+    /// None where the split keeps every scalar in order (a dense vector
+    /// without 0 or 1): the MSM then reads the scalars it is given.
+    sc: Option<Vec<blst_fr>>,
+    ones: Vec<u32>,
+    terms: usize,
+    nbases: usize,
+    first: usize,
+}
+
+impl SplitAhead {
+    pub(crate) fn new(
+        scalars: &[blst_fr],
+        density: Option<&[u64]>,
+        nbases: usize,
+        first: usize,
+    ) -> Result<Self, WgpuError> {
+        let Split { idx, sc, ones } = split_scalars(scalars, density, nbases, first)?;
+        let sc = match sc {
+            std::borrow::Cow::Owned(v) => Some(v),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        Ok(SplitAhead {
+            idx,
+            sc,
+            ones,
+            terms: scalars.len(),
+            nbases,
+            first,
+        })
+    }
+
+    /// The split, for an MSM of `scalars` over `nbases` bases from `first`:
+    /// refused unless it was made for that many scalars and those bases.
+    pub(crate) fn for_msm<'a>(
+        &'a self,
+        scalars: &'a [blst_fr],
+        nbases: usize,
+        first: usize,
+    ) -> Result<SplitRef<'a>, WgpuError> {
+        if (self.terms, self.nbases, self.first) != (scalars.len(), nbases, first) {
+            return Err(WgpuError::InvalidInput(format!(
+                "msm: scalars split ahead for {} scalars over {} bases from {} were given to an MSM of {} scalars over {nbases} bases from {first}",
+                self.terms,
+                self.nbases,
+                self.first,
+                scalars.len()
+            )));
+        }
+        Ok(SplitRef {
+            idx: &self.idx,
+            sc: self.sc.as_deref().unwrap_or(scalars),
+            ones: &self.ones,
+        })
+    }
+}
+
 /// The base ranks of a split's scalars, ascending.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Ranks {

@@ -70,6 +70,30 @@ pub trait DeviceApi: Send + Sync + 'static {
         scalars: &[blst_fr],
         density: Option<&[u64]>,
     ) -> Result<C::Point, Self::Error>;
+    /// The host's share of [`Self::msm`] made ahead (the crate's type, for
+    /// [`Self::msm_split`]). None: the crate's MSM has no such share.
+    fn split_ahead(
+        &self,
+        nbases: usize,
+        first: usize,
+        scalars: &[blst_fr],
+        density: Option<&[u64]>,
+    ) -> Option<Result<Box<dyn Any + Send + Sync>, Self::Error>> {
+        let _ = (nbases, first, scalars, density);
+        None
+    }
+    /// [`Self::msm`] of `scalars` from what [`Self::split_ahead`] made of them
+    /// (None: not the crate's type).
+    fn msm_split<C: Curve>(
+        &self,
+        bases: &Self::Bases<C>,
+        first: usize,
+        scalars: &[blst_fr],
+        split: &(dyn Any + Send + Sync),
+    ) -> Option<Result<C::Point, Self::Error>> {
+        let _ = (bases, first, scalars, split);
+        None
+    }
     fn ntt(&self, data: &mut [blst_fr], log_n: u32, inverse: bool) -> Result<(), Self::Error>;
     fn compute_h(
         &self,

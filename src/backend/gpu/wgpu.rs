@@ -50,6 +50,26 @@ impl DeviceApi for wg::WgpuDevice {
         }
     }
     forward_device_api!(wg::WgpuDevice, wg::WgpuError);
+    fn split_ahead(
+        &self,
+        nbases: usize,
+        first: usize,
+        scalars: &[blst_fr],
+        density: Option<&[u64]>,
+    ) -> Option<Result<Box<dyn Any + Send + Sync>, wg::WgpuError>> {
+        let split = wg::WgpuDevice::split_ahead(scalars, density, nbases, first);
+        Some(split.map(|s| Box::new(s) as Box<dyn Any + Send + Sync>))
+    }
+    fn msm_split<C: Curve>(
+        &self,
+        bases: &wg::Bases<C>,
+        first: usize,
+        scalars: &[blst_fr],
+        split: &(dyn Any + Send + Sync),
+    ) -> Option<Result<C::Point, wg::WgpuError>> {
+        let split = split.downcast_ref::<wg::SplitAhead>()?;
+        Some(self.msm_split::<C>(bases, first, scalars, split))
+    }
     fn compute_h_on_device(
         &self,
         a: &[blst_fr],

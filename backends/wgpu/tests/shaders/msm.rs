@@ -85,6 +85,59 @@ fn msm_from_a_later_base() {
     });
 }
 
+/// An MSM from its scalars split ahead equals the MSM that splits them
+/// itself: with a density and a later first base (the split holds a copy of
+/// the scalars kept), for G2 bases from the same split (B_G1's split serves
+/// B_G2), and for scalars none of which is 0 or 1 (the MSM reads the scalars
+/// given). A split made for other scalars or bases is refused.
+#[test]
+fn msm_from_a_split_made_ahead() {
+    on_each_backend("msm_from_a_split_made_ahead", |b| {
+        let mut r = rng("msm_from_a_split_made_ahead");
+        let (first, nvars) = (70usize, 1500usize);
+        let (d, included) = random_density(&mut r, nvars, 0.7);
+        let n = first + included.len();
+        let s = edge_scalars(&mut r, nvars, 7);
+        let split = WgpuDevice::split_ahead(&s, Some(&d), n, first).unwrap();
+        let bases = bases_with_edges::<G1>(&mut r, n);
+        let dev = b.upload::<G1>(&bases).unwrap();
+        let got = b.msm_split(&dev, first, &s, &split).unwrap();
+        assert!(
+            point_eq::<G1>(&got, &msm::<G1>(&bases[first..], &s, Some(&d))),
+            "G1 MSM from a split made ahead differs from blst"
+        );
+        let bases2 = bases_with_edges::<G2>(&mut r, n);
+        let dev2 = b.upload::<G2>(&bases2).unwrap();
+        let got = b.msm_split(&dev2, first, &s, &split).unwrap();
+        assert!(
+            point_eq::<G2>(&got, &msm::<G2>(&bases2[first..], &s, Some(&d))),
+            "G2 MSM from a split made ahead differs from blst"
+        );
+        for (what, refused) in [
+            (
+                "another first base",
+                b.msm_split(&dev, first + 1, &s, &split),
+            ),
+            ("fewer scalars", b.msm_split(&dev, first, &s[1..], &split)),
+            (
+                "other bases",
+                b.msm_split(&b.upload::<G1>(&bases[1..]).unwrap(), first, &s, &split),
+            ),
+        ] {
+            let e = refused.expect_err(what).to_string();
+            assert!(e.contains("split ahead"), "{what}: {e}");
+        }
+        let dense = random_scalars(&mut r, included.len());
+        let split = WgpuDevice::split_ahead(&dense, None, n, first).unwrap();
+        let got = b.msm_split(&dev, first, &dense, &split).unwrap();
+        assert!(
+            point_eq::<G1>(&got, &msm::<G1>(&bases[first..], &dense, None)),
+            "G1 MSM of dense scalars from a split made ahead differs from blst"
+        );
+        eprintln!("MSMs from splits made ahead: ok");
+    });
+}
+
 #[test]
 fn msm_g1_edge_cases() {
     on_each_backend("msm_g1_edge_cases", msm_g1_edge_cases_on);
