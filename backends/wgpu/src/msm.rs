@@ -282,7 +282,7 @@ impl WgpuDevice {
             let (host_terms, units, h_runs) = match &terms {
                 Terms::Host(split) => (
                     split.idx.positions(lo, hi),
-                    positions(&split.ones, lo, hi),
+                    positions(split.ones, lo, hi),
                     None,
                 ),
                 Terms::DeviceH { h, first } => (0..0, 0..0, h_runs(h, *first, lo, hi)),
