@@ -31,12 +31,17 @@ pub struct Fixture {
 }
 
 /// One sealed sector and PoSt parameters a test binary; filecoin-proofs reads its
-/// settings once per process, so they are set first.
+/// settings once per process, so they are set first. With
+/// `CROSSGROTH_TEST_FILECOIN_PARAMS=<dir>` the parameters are kept there and
+/// shared with the other test binaries (CI sets it: each binary would
+/// otherwise spend about 20 s on the same two sets).
 pub fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let params_dir = dir.path().join("params");
+        let params_dir = std::env::var_os("CROSSGROTH_TEST_FILECOIN_PARAMS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| dir.path().join("params"));
         std::fs::create_dir_all(&params_dir).unwrap();
         std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
         std::env::set_var("FIL_PROOFS_PARENT_CACHE", dir.path().join("parents"));
