@@ -3,7 +3,7 @@
 //! zeros, ones and the rest for each of the three, which would otherwise sit
 //! on the device's critical path between its MSMs).
 
-use super::steps::PreparedParams;
+use super::Parameters;
 use crate::backend::{Backend, MsmInput, MsmPlan, MsmScalars};
 use crate::error::Result;
 use crate::synthesis::Assignment;
@@ -18,16 +18,12 @@ pub(crate) struct AuxPlans {
 
 impl AuxPlans {
     /// The plans of `asg`'s aux inputs of L, A and B_G1 (whose plan serves
-    /// B_G2 too: the same scalars, density and base ranks), over `prepared`'s
-    /// bases, in the layout of [`super::steps::a_inputs`] and
+    /// B_G2 too: the same scalars, density and base ranks), over the bases of
+    /// `params`, in the layout of [`super::steps::a_inputs`] and
     /// [`super::steps::b_inputs`].
-    pub fn make(
-        backend: &dyn Backend,
-        prepared: &PreparedParams,
-        asg: &Assignment,
-    ) -> Result<Self> {
+    pub fn make(backend: &dyn Backend, params: &Parameters, asg: &Assignment) -> Result<Self> {
         let aux = MsmScalars::Host(&asg.aux);
-        let l = backend.msm_plan(prepared.params.l.len(), &MsmInput::dense_of(aux))?;
+        let l = backend.msm_plan(params.l.len(), &MsmInput::dense_of(aux))?;
         let Some(l) = l else {
             // The backend has no host share: no other plan either.
             return Ok(AuxPlans::default());
@@ -44,8 +40,8 @@ impl AuxPlans {
         };
         Ok(AuxPlans {
             l: Some(l),
-            a: backend.msm_plan(prepared.params.a.len(), &a)?,
-            b: backend.msm_plan(prepared.params.b_g1.len(), &b)?,
+            a: backend.msm_plan(params.a.len(), &a)?,
+            b: backend.msm_plan(params.b_g1.len(), &b)?,
         })
     }
 }

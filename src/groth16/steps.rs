@@ -289,7 +289,7 @@ fn compose_g1_side(
     let asg = &*asg;
     std::thread::scope(|scope| {
         // The aux MSMs' host share is made while the device runs H's MSM.
-        let plans = scope.spawn(|| AuxPlans::make(backend, prepared, asg));
+        let plans = scope.spawn(|| AuxPlans::make(backend, &prepared.params, asg));
         let plans = move || {
             plans
                 .join()
