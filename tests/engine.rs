@@ -803,10 +803,15 @@ fn witnesses_are_sent_ahead_while_the_previous_circuit_runs() {
 #[test]
 fn a_b_and_c_are_sent_ahead_while_the_previous_circuit_runs() {
     let params = Arc::new(params_for(&spec("cubic"), 1));
-    sent_ahead_matches_cpu(
-        |d| d.with_abc_staging(),
+    let (device, circuits) = sent_ahead_matches_cpu(
+        |d| d.with_abc_staging().with_msm_plans(),
         |circuits, r, s| Job::new("staged", params, circuits).with_randomness(r, s),
     );
+    // As on wgpu, the G1 side planned its L, A and B MSMs beside H's, and
+    // each MSM took its plan (one made for other scalars would be refused).
+    let (made, used) = device.msm_plans();
+    assert_eq!(made, 3 * circuits.len(), "L, A and B planned a proof");
+    assert_eq!(used, made, "every plan used by its MSM");
 }
 
 /// A proof whose B_G2 runs on the device after its G1 side (in the finalizer:
@@ -819,12 +824,18 @@ fn a_b_g2_on_the_device_counts_in_its_busy_time() {
     let circuit = spec("chain:17");
     let params = Arc::new(params_for(&circuit, 3));
     let g1 = Duration::from_millis(300);
-    let device = SimulatedDevice::new(g1).with_off_path_time(g1 / 2);
-    let engine = Engine::start(config(1 << 31), vec![device.shared()]).unwrap();
+    let device = Arc::new(
+        SimulatedDevice::new(g1)
+            .with_off_path_time(g1 / 2)
+            .with_msm_plans(),
+    );
+    let engine = Engine::start(config(1 << 31), vec![device.clone()]).unwrap();
     let (j, circuits) = job("chain", &params, "chain:17", 0..2);
     let proofs = engine.submit(j).unwrap().wait().unwrap();
     let summary = engine.shutdown();
     assert_eq!(proofs.len(), circuits.len());
+    // B_G1's plan reached the B_G2 made after the G1 side.
+    assert_eq!(device.msm_plans(), (3 * 2, 4 * 2), "plans made and used");
     let d = &summary.devices[0];
     assert_eq!(d.units, 2);
     assert_eq!(d.busy_measured_by, "device events");

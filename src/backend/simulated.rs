@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::{
     Backend, Bases, BasesRef, CpuBackend, DeviceBases, DeviceMatrices, DeviceWitness, HostBases,
-    MsmInput, Placement, StagedWitness, Sums, WitnessH, G1, G2,
+    MsmInput, MsmPlan, MsmScalars, Placement, StagedWitness, Sums, WitnessH, G1, G2,
 };
 use crate::error::{Error, Result};
 use crate::synthesis::RecordedShape;
@@ -66,6 +66,11 @@ pub struct SimulatedDevice {
     /// Calls of `memory` made while a proof held the device: on a GPU those
     /// wait for its work (see `Backend::memory`).
     memory_waits: AtomicUsize,
+    /// Whether it makes MSM plans (as the wgpu backend splits scalars ahead),
+    /// how many it made and how many MSM inputs came with one of them.
+    plans_msms: bool,
+    plans_made: AtomicUsize,
+    plans_used: AtomicUsize,
 }
 
 impl SimulatedDevice {
@@ -93,7 +98,26 @@ impl SimulatedDevice {
             staged: AtomicUsize::new(0),
             staged_used: AtomicUsize::new(0),
             memory_waits: AtomicUsize::new(0),
+            plans_msms: false,
+            plans_made: AtomicUsize::new(0),
+            plans_used: AtomicUsize::new(0),
         }
+    }
+
+    /// A device that makes plans of MSMs with host scalars, as the wgpu
+    /// backend splits them ahead (counted by [`Self::msm_plans`]); an input
+    /// with a plan made for another count of scalars or bases is refused.
+    pub fn with_msm_plans(mut self) -> Self {
+        self.plans_msms = true;
+        self
+    }
+
+    /// MSM plans made, and MSM inputs that came with one.
+    pub fn msm_plans(&self) -> (usize, usize) {
+        (
+            self.plans_made.load(Ordering::Acquire),
+            self.plans_used.load(Ordering::Acquire),
+        )
     }
 
     /// A device that holds circuit shapes' constraint matrices (`bytes` each)
@@ -360,6 +384,16 @@ impl Backend for SimulatedDevice {
     fn stages_witnesses(&self) -> bool {
         self.matrices_bytes.is_some()
     }
+    fn msm_plan(&self, bases_len: usize, input: &MsmInput<'_>) -> Result<Option<MsmPlan>> {
+        match input.scalars {
+            MsmScalars::Host(s) if self.plans_msms => {
+                self.plans_made.fetch_add(1, Ordering::AcqRel);
+                let made_for = (s.len(), bases_len, input.base_offset);
+                Ok(Some(MsmPlan::new("simulated", Box::new(made_for))))
+            }
+            _ => Ok(None),
+        }
+    }
     fn stages_abc(&self) -> bool {
         self.stages_abc
     }
@@ -472,6 +506,25 @@ impl Backend for SimulatedDevice {
             (BasesRef::G1(b), _) => (bases, b.host()?.as_ref() as *const _ as usize),
             (BasesRef::G2(b), _) => (bases, b.host()?.as_ref() as *const _ as usize),
         };
+        for i in inputs {
+            if let MsmScalars::Planned(s, plan) = i.scalars {
+                let made_for = plan
+                    .made_by("simulated")
+                    .and_then(|p| p.downcast_ref::<(usize, usize, usize)>());
+                let bases_len = match bases {
+                    BasesRef::G1(b) => b.host()?.len(),
+                    BasesRef::G2(b) => b.host()?.len(),
+                };
+                if made_for != Some(&(s.len(), bases_len, i.base_offset)) {
+                    return Err(Error::Invalid(format!(
+                        "an MSM plan made for {made_for:?} was given to an MSM of {} scalars over {bases_len} bases from {}",
+                        s.len(),
+                        i.base_offset
+                    )));
+                }
+                self.plans_used.fetch_add(1, Ordering::AcqRel);
+            }
+        }
         let mut h = std::collections::hash_map::DefaultHasher::new();
         points.hash(&mut h);
         for i in inputs {
