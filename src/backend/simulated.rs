@@ -506,15 +506,15 @@ impl Backend for SimulatedDevice {
             (BasesRef::G1(b), _) => (bases, b.host()?.as_ref() as *const _ as usize),
             (BasesRef::G2(b), _) => (bases, b.host()?.as_ref() as *const _ as usize),
         };
+        let bases_len = match bases {
+            BasesRef::G1(b) => b.host()?.len(),
+            BasesRef::G2(b) => b.host()?.len(),
+        };
         for i in inputs {
             if let MsmScalars::Planned(s, plan) = i.scalars {
                 let made_for = plan
                     .made_by("simulated")
                     .and_then(|p| p.downcast_ref::<(usize, usize, usize)>());
-                let bases_len = match bases {
-                    BasesRef::G1(b) => b.host()?.len(),
-                    BasesRef::G2(b) => b.host()?.len(),
-                };
                 if made_for != Some(&(s.len(), bases_len, i.base_offset)) {
                     return Err(Error::Invalid(format!(
                         "an MSM plan made for {made_for:?} was given to an MSM of {} scalars over {bases_len} bases from {}",

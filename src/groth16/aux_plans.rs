@@ -3,10 +3,8 @@
 //! zeros, ones and the rest for each of the three, which would otherwise sit
 //! on the device's critical path between its MSMs).
 
-use super::Parameters;
 use crate::backend::{Backend, MsmInput, MsmPlan, MsmScalars};
 use crate::error::Result;
-use crate::synthesis::Assignment;
 
 /// One plan an aux MSM, None where the backend makes none.
 #[derive(Debug, Default)]
@@ -17,31 +15,18 @@ pub(crate) struct AuxPlans {
 }
 
 impl AuxPlans {
-    /// The plans of `asg`'s aux inputs of L, A and B_G1 (whose plan serves
-    /// B_G2 too: the same scalars, density and base ranks), over the bases of
-    /// `params`, in the layout of [`super::steps::a_inputs`] and
-    /// [`super::steps::b_inputs`].
-    pub fn make(backend: &dyn Backend, params: &Parameters, asg: &Assignment) -> Result<Self> {
-        let aux = MsmScalars::Host(&asg.aux);
-        let l = backend.msm_plan(params.l.len(), &MsmInput::dense_of(aux))?;
-        let Some(l) = l else {
+    /// The plans of a proof's aux inputs of L, A and B_G1 (whose plan serves
+    /// B_G2 too: the same scalars, density and base ranks), each with the
+    /// count of the bases it reads from.
+    pub fn make(backend: &dyn Backend, [l, a, b]: [(usize, MsmInput<'_>); 3]) -> Result<Self> {
+        let Some(l) = backend.msm_plan(l.0, &l.1)? else {
             // The backend has no host share: no other plan either.
             return Ok(AuxPlans::default());
         };
-        let a = MsmInput {
-            scalars: aux,
-            density: Some(&asg.a_aux_density),
-            base_offset: asg.input.len(),
-        };
-        let b = MsmInput {
-            scalars: aux,
-            density: Some(&asg.b_aux_density),
-            base_offset: asg.b_input_density.count(),
-        };
         Ok(AuxPlans {
             l: Some(l),
-            a: backend.msm_plan(params.a.len(), &a)?,
-            b: backend.msm_plan(params.b_g1.len(), &b)?,
+            a: backend.msm_plan(a.0, &a.1)?,
+            b: backend.msm_plan(b.0, &b.1)?,
         })
     }
 }

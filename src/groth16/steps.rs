@@ -289,7 +289,17 @@ fn compose_g1_side(
     let asg = &*asg;
     std::thread::scope(|scope| {
         // The aux MSMs' host share is made while the device runs H's MSM.
-        let plans = scope.spawn(|| AuxPlans::make(backend, &prepared.params, asg));
+        let params = &prepared.params;
+        let plans = scope.spawn(|| {
+            AuxPlans::make(
+                backend,
+                [
+                    (params.l.len(), MsmInput::dense(&asg.aux)),
+                    (params.a.len(), a_inputs(asg)[1]),
+                    (params.b_g1.len(), b_inputs(asg)[1]),
+                ],
+            )
+        });
         let plans = move || {
             plans
                 .join()
