@@ -308,8 +308,16 @@ fn wgpu_msms_from_plans_match_cpu() {
         base_offset: 8,
         ..planned
     };
-    let e = gpu.msm(&on_gpu, &[moved]).unwrap_err().to_string();
-    assert!(e.contains("split ahead"), "{e}");
+    // Other scalars of the same count: the plan knows them apart too.
+    let other: Vec<Scalar> = sc.iter().map(|x| x.double()).collect();
+    let other = MsmInput {
+        scalars: MsmScalars::Planned(&other, &plan),
+        ..planned
+    };
+    for refused in [moved, other] {
+        let e = gpu.msm(&on_gpu, &[refused]).unwrap_err().to_string();
+        assert!(e.contains("other scalars, density or bases"), "{e}");
+    }
 }
 
 /// wgpu bases left in host memory and streamed by every MSM through one

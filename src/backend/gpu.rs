@@ -253,12 +253,14 @@ impl<D: DeviceApi> GpuBackend<D> {
                 let (first, density) = (input.base_offset, input.density.map(|d| d.words()));
                 let sum = match input.scalars {
                     MsmScalars::Host(s) => inner.msm::<C>(dev, first, fr(s), density),
-                    MsmScalars::Planned(s, plan) => match plan.made_by(D::NAME) {
-                        Some(split) => inner
-                            .msm_split::<C>(dev, first, fr(s), split)
-                            .ok_or_else(|| self.plan_not_ours())?,
-                        None => inner.msm::<C>(dev, first, fr(s), density),
-                    },
+                    MsmScalars::Planned(s, plan) => {
+                        match plan.made_by(D::NAME, s, input, bases_len)? {
+                            Some(split) => inner
+                                .msm_split::<C>(dev, first, fr(s), split)
+                                .ok_or_else(|| self.plan_not_ours())?,
+                            None => inner.msm::<C>(dev, first, fr(s), density),
+                        }
+                    }
                     MsmScalars::Device(w, part) => {
                         let witness = self.witness_of(w, generation)?;
                         inner
@@ -460,7 +462,7 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         match inner.split_ahead(bases_len, input.base_offset, fr(s), density) {
             None => Ok(None),
             Some(Err(e)) => Err(self.fail(e, generation)),
-            Some(Ok(split)) => Ok(Some(MsmPlan::new(D::NAME, split))),
+            Some(Ok(split)) => Ok(Some(MsmPlan::new(D::NAME, s, input, bases_len, split))),
         }
     }
 

@@ -163,17 +163,58 @@ pub enum MsmScalars<'a> {
 /// scalars as they are.
 pub struct MsmPlan {
     backend: &'static str,
+    /// What identifies the input it was made from: [`Self::input_of`].
+    of: u64,
     inner: Box<dyn std::any::Any + Send + Sync>,
 }
 
 impl MsmPlan {
-    pub fn new(backend: &'static str, inner: Box<dyn std::any::Any + Send + Sync>) -> Self {
-        MsmPlan { backend, inner }
+    /// `backend`'s plan of `scalars` (the host scalars of `input`) over
+    /// `bases_len` bases.
+    pub fn new(
+        backend: &'static str,
+        scalars: &[Scalar],
+        input: &MsmInput<'_>,
+        bases_len: usize,
+        inner: Box<dyn std::any::Any + Send + Sync>,
+    ) -> Self {
+        let of = Self::input_of(scalars, input, bases_len);
+        MsmPlan { backend, of, inner }
     }
 
-    /// What `backend` made, or None where another backend made the plan.
-    pub fn made_by(&self, backend: &str) -> Option<&(dyn std::any::Any + Send + Sync)> {
-        (self.backend == backend).then_some(self.inner.as_ref())
+    /// Where the scalars and the density are, their lengths, a sample of the
+    /// scalars, the first base and the bases' count: what decides a plan.
+    fn input_of(scalars: &[Scalar], input: &MsmInput<'_>, bases_len: usize) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        StagedWitness::fingerprint(&[scalars]).hash(&mut h);
+        input
+            .density
+            .map(|d| (d.words().as_ptr() as usize, d.len()))
+            .hash(&mut h);
+        (input.base_offset, bases_len).hash(&mut h);
+        h.finish()
+    }
+
+    /// What `backend` made for the input `scalars` and `input` over
+    /// `bases_len` bases; None where another backend made the plan, an error
+    /// where it was made for another input.
+    pub fn made_by(
+        &self,
+        backend: &str,
+        scalars: &[Scalar],
+        input: &MsmInput<'_>,
+        bases_len: usize,
+    ) -> Result<Option<&(dyn std::any::Any + Send + Sync)>> {
+        if self.backend != backend {
+            return Ok(None);
+        }
+        if self.of != Self::input_of(scalars, input, bases_len) {
+            return Err(Error::Invalid(format!(
+                "an MSM plan of the {backend} backend was given to an MSM of other scalars, density or bases than it was made for"
+            )));
+        }
+        Ok(Some(self.inner.as_ref()))
     }
 }
 

@@ -389,7 +389,8 @@ impl Backend for SimulatedDevice {
             MsmScalars::Host(s) if self.plans_msms => {
                 self.plans_made.fetch_add(1, Ordering::AcqRel);
                 let made_for = (s.len(), bases_len, input.base_offset);
-                Ok(Some(MsmPlan::new("simulated", Box::new(made_for))))
+                let plan = MsmPlan::new("simulated", s, input, bases_len, Box::new(made_for));
+                Ok(Some(plan))
             }
             _ => Ok(None),
         }
@@ -513,7 +514,7 @@ impl Backend for SimulatedDevice {
         for i in inputs {
             if let MsmScalars::Planned(s, plan) = i.scalars {
                 let made_for = plan
-                    .made_by("simulated")
+                    .made_by("simulated", s, i, bases_len)?
                     .and_then(|p| p.downcast_ref::<(usize, usize, usize)>());
                 if made_for != Some(&(s.len(), bases_len, i.base_offset)) {
                     return Err(Error::Invalid(format!(
