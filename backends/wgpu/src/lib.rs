@@ -37,6 +37,7 @@ mod pipeline_cache;
 mod setup;
 mod shaders;
 mod staging;
+mod submission;
 mod timing;
 
 pub use crossgroth_gpu_host::{Curve, HostBases, G1, G2};

@@ -80,6 +80,11 @@ fn h_runs(h: &DeviceH, first: u64, lo: u64, hi: u64) -> Option<HRuns<'_>> {
     })
 }
 
+/// Passes left queued on the device while the host prepares the next
+/// chunk's: the passes of one chunk (its windows and its ones), so that the
+/// device never waits for the host between chunks.
+const PASSES_QUEUED: usize = 2;
+
 /// MSMs of at least this many scalars log where their time went.
 const LOGGED_MSM_TERMS: usize = 1 << 22;
 
@@ -261,6 +266,7 @@ impl WgpuDevice {
         let pl = pass_limits(self.ctx.binding, pt_bytes, C::NAME)?;
         let _g = self.lock()?;
         let mut outs = Vec::new();
+        let mut queued = std::collections::VecDeque::new();
         let mut scratch = Scratch::default();
         // Streamed bases: one window of a chunk's points, refilled for each
         // chunk that has terms.
@@ -313,7 +319,7 @@ impl WgpuDevice {
             };
             let mut pass = |ix, sc, phases: &mut Phases| {
                 let pass = self.windows_pass::<C>(chunk, ix, sc, pl.c_max, &mut scratch, phases);
-                outs.push(pass?);
+                queued.push_back(pass?);
                 Ok::<_, WgpuError>(())
             };
             if let Terms::Host(split) = &terms {
@@ -338,10 +344,22 @@ impl WgpuDevice {
                 let ix = &split.ones[units];
                 let pass =
                     self.ones_pass::<C>(chunk, ix, pl.ones_sums_max, &mut scratch, phases)?;
-                outs.push(pass);
+                queued.push_back(pass);
+            }
+            // The device runs the passes just queued while the host reads the
+            // earlier ones' sums and prepares the next chunk's.
+            while queued.len() > PASSES_QUEUED {
+                if let Some(p) = queued.pop_front() {
+                    outs.push(p.finish(&self.ctx)?);
+                }
             }
             phases.passes += t.elapsed();
         }
+        let t = std::time::Instant::now();
+        for p in queued {
+            outs.push(p.finish(&self.ctx)?);
+        }
+        phases.passes += t.elapsed();
         Ok(outs)
     }
 

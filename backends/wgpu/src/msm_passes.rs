@@ -8,11 +8,12 @@ use crossgroth_gpu_host::Curve;
 
 use crate::device::{job, WgpuDevice};
 use crate::error::WgpuError;
-use crate::gpu::{params, Step};
+use crate::gpu::{params, Ctx, Step};
 use crate::host;
 use crate::msm_fold::MsmOut;
 use crate::msm_plan::{window_bits, RanksRef, BALANCED_CHUNK};
 use crate::shaders::Module;
+use crate::submission::Submitted;
 
 /// The sizes of one device pass of an MSM that keep each of its buffers
 /// within the binding limit `lim` (bytes), for XYZZ points of `pt_bytes`.
@@ -137,6 +138,33 @@ impl Phases {
     }
 }
 
+/// A pass queued on the device: its window sums (or, with `res_words` 0,
+/// the ones' sums) come back in [`PendingPass::finish`], so that the next
+/// chunk's pass can be prepared and queued while the device runs this one.
+pub(crate) struct PendingPass {
+    /// The pass's window size, its sums still to come.
+    out: MsmOut,
+    /// u32 words of one window's sums (0: a ones' pass, read whole).
+    res_words: usize,
+    subs: Vec<Submitted>,
+}
+
+impl PendingPass {
+    /// Waits for the pass's submissions and reads its sums.
+    pub fn finish(self, ctx: &Ctx) -> Result<MsmOut, WgpuError> {
+        let mut words = Vec::new();
+        for sub in self.subs {
+            sub.finish(ctx, &mut |_, _, w| words.extend_from_slice(w))?;
+        }
+        let mut out = self.out;
+        match self.res_words {
+            0 => out.ones = words,
+            n => out.windows = words.chunks(n).map(<[u32]>::to_vec).collect(),
+        }
+        Ok(out)
+    }
+}
+
 /// How a pass reads and converts its group's XYZZ points.
 struct PointWords {
     /// u32 words a coordinate and a point.
@@ -172,7 +200,7 @@ impl WgpuDevice {
         c_max: u32,
         scratch: &mut Scratch,
         phases: &mut Phases,
-    ) -> Result<MsmOut, WgpuError> {
+    ) -> Result<PendingPass, WgpuError> {
         let (bases, first_rank) = (chunk.points, chunk.first_rank);
         let PointWords {
             fw,
@@ -195,11 +223,6 @@ impl WgpuDevice {
                     .collect(),
                 [stride, 0, ranks.len() as u32],
             ),
-        };
-        let mut out = MsmOut {
-            c,
-            windows: Vec::new(),
-            ones: Vec::new(),
         };
         // signed digits: 2^(c-1) buckets a window, and one window more than
         // 255 / c to take the last carry
@@ -275,6 +298,7 @@ impl WgpuDevice {
             &[(1, scal)],
             n,
         )));
+        let mut subs = Vec::new();
         let mut first = 0u32;
         while first < windows {
             let upto = (u64::from(first) + per_read).min(windows.into()) as u32;
@@ -345,17 +369,19 @@ impl WgpuDevice {
                 w0 += nw as u32;
             }
             let reads = [(all, 0, u64::from(upto - first) * res_words)];
-            let mut sums = Vec::with_capacity(reads[0].2 as usize);
-            self.ctx
-                .run_steps("msm", &steps, &reads, &mut |_, _, words| {
-                    sums.extend_from_slice(words)
-                })?;
-            out.windows
-                .extend(sums.chunks(res_words as usize).map(<[u32]>::to_vec));
+            subs.push(self.ctx.submit_steps("msm", &steps, &reads)?);
             steps.clear();
             first = upto;
         }
-        Ok(out)
+        Ok(PendingPass {
+            out: MsmOut {
+                c,
+                windows: Vec::new(),
+                ones: Vec::new(),
+            },
+            res_words: res_words as usize,
+            subs,
+        })
     }
 
     /// Partial sums of the bases of ranks `ones` (the scalars 1) in `chunk`,
@@ -367,7 +393,7 @@ impl WgpuDevice {
         sums_max: u64,
         scratch: &mut Scratch,
         phases: &mut Phases,
-    ) -> Result<MsmOut, WgpuError> {
+    ) -> Result<PendingPass, WgpuError> {
         let (bases, first_rank) = (chunk.points, chunk.first_rank);
         let PointWords {
             fw,
@@ -422,13 +448,18 @@ impl WgpuDevice {
                 nb1 * 4 * fw / 12,
             ),
         ];
-        let words = self
+        let steps = jobs.map(Step::Run);
+        let sub = self
             .ctx
-            .run("msm ones", &jobs, &[(res, 0, nb1 * pt_words)])?;
-        Ok(MsmOut {
-            c: 0,
-            windows: Vec::new(),
-            ones: words.into_iter().next().unwrap_or_default(),
+            .submit_steps("msm ones", &steps, &[(res, 0, nb1 * pt_words)])?;
+        Ok(PendingPass {
+            out: MsmOut {
+                c: 0,
+                windows: Vec::new(),
+                ones: Vec::new(),
+            },
+            res_words: 0,
+            subs: vec![sub],
         })
     }
 }
