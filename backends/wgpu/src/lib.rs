@@ -5,7 +5,10 @@
 //! The vocabulary is blst's `repr(C)` types and plain slices; nothing here
 //! knows Groth16. The MSM and its bases are written once, generic over the
 //! group ([`G1`], [`G2`]): [`WgpuDevice::upload`], then [`WgpuDevice::msm`];
-//! a Groth16 setup's fixed-base products are [`WgpuDevice::fixed_base_mul`].
+//! a Groth16 setup's fixed-base products are [`WgpuDevice::fixed_base_mul`];
+//! a proof's a, b and c can be computed on the device from its witness and
+//! the circuit's resident constraint matrices ([`WgpuDevice::upload_matrices`],
+//! [`WgpuDevice::abc_from_witness`]).
 //! The crate reads no environment variables: [`Options`] carries every
 //! choice. Every entry point returns [`WgpuError`] and never panics; on a
 //! machine without an adapter [`WgpuDevice::new`] returns
@@ -26,6 +29,7 @@ mod device;
 mod error;
 mod gpu;
 mod host;
+mod matrices;
 mod memory;
 mod msm;
 mod msm_fold;
@@ -44,6 +48,7 @@ pub use crossgroth_gpu_host::{Curve, HostBases, G1, G2};
 pub use device::{Bases, Options, WgpuDevice};
 pub use error::WgpuError;
 pub use gpu::{AdapterChoice, AdapterInfo};
+pub use matrices::{CsrMatrix, WgpuMatrices, AUX_COLUMN};
 pub use msm_plan::SplitAhead;
 pub use ntt::{DeviceH, StagedAbc};
 pub use setup::FIXED_BASE_TABLE_LEN;

@@ -99,7 +99,7 @@ impl WgpuDevice {
     /// Refuses log_n above 28; otherwise the log2 of the elements a chunk
     /// holds: log_n itself where the vector fits one binding (the path of
     /// one buffer), else the largest power of two that fits.
-    fn chunk_log(&self, log_n: u32, what: &str) -> Result<u32, WgpuError> {
+    pub(crate) fn chunk_log(&self, log_n: u32, what: &str) -> Result<u32, WgpuError> {
         if log_n > 28 {
             return Err(WgpuError::InvalidInput(format!(
                 "{what}: log_n = {log_n} is out of range 0..=28"
@@ -414,12 +414,12 @@ impl WgpuDevice {
 /// buffers their H will take: K = 2^(log_m − e) chunks of 2^e each. Dropping
 /// it frees the device memory.
 pub struct StagedAbc {
-    vecs: Vec<Vec<wgpu::Buffer>>,
-    log_m: u32,
-    e: u32,
-    owner: u64,
+    pub(crate) vecs: Vec<Vec<wgpu::Buffer>>,
+    pub(crate) log_m: u32,
+    pub(crate) e: u32,
+    pub(crate) owner: u64,
     /// How long the writes took, for the log of a chunked H.
-    written: std::time::Duration,
+    pub(crate) written: std::time::Duration,
 }
 
 impl std::fmt::Debug for StagedAbc {

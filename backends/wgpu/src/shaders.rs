@@ -5,7 +5,7 @@ use crossgroth_gpu_host::Group;
 /// The shader modules; each is compiled once per backend, on first use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Module {
-    /// Fr: conversions, NTT, H.
+    /// Fr: conversions, NTT, H, a, b and c from a witness.
     Fr,
     /// Pippenger's counting sort (no field code).
     Sort,
@@ -38,6 +38,7 @@ pub const NTT: &str = include_str!("../../../shaders/ntt/ntt.wgsl");
 pub const SORT: &str = include_str!("../../../shaders/msm/sort.wgsl");
 pub const PIPPENGER: &str = include_str!("../../../shaders/msm/pippenger.wgsl");
 pub const FIXED_BASE: &str = include_str!("../../../shaders/setup/fixed_base.wgsl");
+pub const SPMV: &str = include_str!("../../../shaders/synthesis/spmv.wgsl");
 
 /// `{f}_ld_Bk` / `{f}_st_Bk` for the five storage buffers: a field element of
 /// `words` u32 at word offset `o` (straight-line, no loops).
@@ -93,7 +94,7 @@ fn curve_accessors(group: Group) -> String {
 pub(crate) fn source(m: Module, int64: bool) -> String {
     let (fr, fq) = if int64 { (FR64, FQ64) } else { (FR, FQ) };
     match m {
-        Module::Fr => [BINDINGS, fr, &accessors("fr", "Fr", 8), NTT].join("\n"),
+        Module::Fr => [BINDINGS, fr, &accessors("fr", "Fr", 8), NTT, SPMV].join("\n"),
         Module::Sort => SORT.to_string(),
         Module::Curve(group) => {
             let fq_acc = accessors("fq", "Fq", 12);

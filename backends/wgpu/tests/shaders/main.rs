@@ -19,6 +19,7 @@ mod chunked;
 mod device;
 mod field;
 mod large;
+mod matrices;
 mod msm;
 mod ntt;
 mod setup;
