@@ -456,20 +456,44 @@ fn wgpu_engine_sends_the_next_a_b_c_ahead() {
 /// the device, which then reads the aux the device holds.
 #[test]
 fn cuda_witness_only_jobs_match_cpu() {
+    let Some(gpu) = cuda() else { return };
+    witness_only_jobs_match_cpu(gpu, &["cubic", "sha256:512", "chain:14", "chain:17"]);
+}
+
+/// The same on wgpu with `witness_on_device` (shaders/synthesis/spmv.wgsl), and a
+/// binding limit low enough that the matrices go in several pieces, the aux in
+/// several parts and a, b and c in several chunks; H alone stays on the device,
+/// and the other MSMs read the host's witness.
+#[test]
+fn wgpu_witness_only_jobs_match_cpu() {
+    let Some(gpu) = wgpu_with(WgpuOptions {
+        witness_on_device: true,
+        max_binding_bytes: Some(64 << 10),
+        ..WgpuOptions::default()
+    }) else {
+        return;
+    };
+    witness_only_jobs_match_cpu(gpu, &["cubic", "sha256:64", "chain:12"]);
+}
+
+fn witness_only_jobs_match_cpu(gpu: Arc<dyn Backend>, specs: &[&str]) {
     use crossgroth::engine::{Engine, EngineConfig, Job};
     use crossgroth::synthesis::RecordedShape;
     use crossgroth::{Circuit, ConstraintSystem, Error, Scalar, SynthesisError};
-    let Some(gpu) = cuda() else { return };
     let config = || EngineConfig {
         synthesis_workers: 2,
         memory_budget: 8 << 30,
         ..EngineConfig::default()
     };
     let cpu_engine = Engine::start(config(), vec![Arc::new(CpuBackend)]).unwrap();
-    let engine = Engine::start(config(), vec![gpu]).unwrap();
-    for spec_str in ["cubic", "sha256:512", "chain:14", "chain:17"] {
+    let engine = Engine::start(config(), vec![gpu.clone()]).unwrap();
+    for &spec_str in specs {
         let params = Arc::new(params_for(&spec(spec_str), 1));
         let shape = Arc::new(RecordedShape::record(spec(spec_str).blank()).unwrap().0);
+        // The device takes the matrices (else the engine would compute a, b
+        // and c on the host, and the proofs would match without the kernels).
+        let placed = gpu.prepare_matrices(&shape);
+        assert!(placed.is_ok(), "{spec_str}: {:?}", placed.err());
         let circuits: Vec<_> = (0..3).map(|s| spec(spec_str).instance(s)).collect();
         let (r, s) = groth16::draw_randomness(3, &mut rng(5));
         let direct = cpu_engine

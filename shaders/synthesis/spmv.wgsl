@@ -59,3 +59,40 @@ fn fr_spmv(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     fr_st_B1(o, fr_add(fr_ld_B1(o), acc));
   }
 }
+
+// The least row of this workgroup's where a * b != c, for the host to name a
+// witness that does not satisfy the circuit (the cuda twin's
+// fr_first_unsatisfied).
+var<workgroup> spmv_unsatisfied: atomic<u32>;
+
+// One invocation a row of one chunk: B1, B2, B3 the chunk of a, b and c, B4
+// one word a workgroup at prm(2) + its linear index: the least global row
+// (prm(1) + i) it finds unsatisfied, or 0xffffffff. prm(0) rows to check
+// (the padding past them is not). a, b and c are in blst's form (x 2^256), so
+// fr_mul(a, b) carries 2^512 and c is brought to the same by fr_mul with
+// K = prm(8..16), the words of 2^256 mod r.
+@compute @workgroup_size(64)
+fn fr_first_unsatisfied(
+  @builtin(global_invocation_id) gid: vec3<u32>,
+  @builtin(local_invocation_index) lid: u32,
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+) {
+  if (lid == 0u) { atomicStore(&spmv_unsatisfied, 0xffffffffu); }
+  // Both barriers are reached by every invocation: no return before them.
+  workgroupBarrier();
+  let i = linear_id(gid, nwg);
+  if (i < prm(0)) {
+    let o = 8u * i;
+    let ab = fr_mul(fr_ld_B1(o), fr_ld_B2(o));
+    let cc = fr_mul(fr_ld_B3(o), fr_const());
+    if (!fr_eq(ab, cc)) { atomicMin(&spmv_unsatisfied, prm(1) + i); }
+  }
+  workgroupBarrier();
+  let w = wid.x + wid.y * nwg.x;
+  // A 2D dispatch may round the workgroups up: the extra ones hold no rows
+  // and have no word of their own.
+  if (lid == 0u && w < (prm(0) + 63u) / 64u) {
+    B4[prm(2) + w] = atomicLoad(&spmv_unsatisfied);
+  }
+}

@@ -539,16 +539,19 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
             None => Err(super::abc_on_the_host(D::NAME)),
             Some(Err(e)) => Err(self.fail(e, generation)),
             Some(Ok(Err(row))) => Ok(WitnessH::Unsatisfied(row)),
-            Some(Ok(Ok(device))) => Ok(WitnessH::OnDevice(DeviceWitness {
-                device,
-                backend: D::NAME,
-                generation,
-                lens: [
-                    Some(input.len()),
-                    Some(aux.len()),
-                    Some((1usize << log) - 1),
-                ],
-            })),
+            Some(Ok(Ok(device))) => {
+                let kept = |len: usize| Some(len).filter(|_| D::WITNESS_KEEPS_INPUTS);
+                Ok(WitnessH::OnDevice(DeviceWitness {
+                    device,
+                    backend: D::NAME,
+                    generation,
+                    lens: [
+                        kept(input.len()),
+                        kept(aux.len()),
+                        Some((1usize << log) - 1),
+                    ],
+                }))
+            }
         }
     }
 

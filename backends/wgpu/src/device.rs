@@ -55,6 +55,14 @@ pub struct Options {
     /// circuit. Free memory is then the least of this and what the adapter
     /// reports free. Default: None, the adapter's figures.
     pub device_memory: Option<u64>,
+    /// Whether a caller that holds a circuit's constraint matrices should
+    /// have this backend compute a proof's a, b and c from its witness
+    /// ([`WgpuDevice::abc_from_witness`]) rather than send them up: crossgroth
+    /// then keeps a partition's assignment witness-only on the host (about a
+    /// quarter of the memory) at the cost of the matrices' device memory.
+    /// The crate itself reads it only through [`WgpuDevice::witness_on_device`].
+    /// Default: false.
+    pub witness_on_device: bool,
 }
 
 impl Default for Options {
@@ -66,6 +74,7 @@ impl Default for Options {
             max_binding_bytes: None,
             pipeline_cache_dir: None,
             device_memory: None,
+            witness_on_device: false,
         }
     }
 }
@@ -117,6 +126,8 @@ pub struct WgpuDevice {
     pub(crate) ctx: Ctx,
     /// `Options::device_memory`.
     device_memory: Option<u64>,
+    /// `Options::witness_on_device`.
+    witness_on_device: bool,
     pub(crate) id: u64,
     guard: Mutex<()>,
     pub(crate) twiddles: Mutex<HashMap<(u32, bool), Arc<wgpu::Buffer>>>,
@@ -161,6 +172,7 @@ impl WgpuDevice {
         Ok(WgpuDevice {
             ctx,
             device_memory: opts.device_memory,
+            witness_on_device: opts.witness_on_device,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             guard: Mutex::new(()),
             twiddles: Mutex::new(HashMap::new()),
@@ -213,6 +225,12 @@ impl WgpuDevice {
     /// down to a multiple of 16). Larger vectors are held in chunks.
     pub fn max_binding_bytes(&self) -> u64 {
         self.ctx.binding
+    }
+
+    /// `Options::witness_on_device`: whether a caller should have a, b and
+    /// c computed here from a witness.
+    pub fn witness_on_device(&self) -> bool {
+        self.witness_on_device
     }
 
     /// Whether the SHADER_INT64 path is in use (G1, NTT and H).

@@ -302,6 +302,85 @@ impl WgpuDevice {
         })
     }
 
+    /// The least row `i < rows` of `abc` where a[i]·b[i] ≠ c[i], or `None`
+    /// where every one holds: the check that a witness satisfies the
+    /// circuit, made on the device so that a, b and c stay there. `abc` is
+    /// left as it was, for [`Self::compute_h_staged`] to take afterwards.
+    pub fn first_unsatisfied(
+        &self,
+        abc: &StagedAbc,
+        rows: usize,
+    ) -> Result<Option<usize>, WgpuError> {
+        if abc.owner != self.id {
+            return Err(WgpuError::InvalidInput(
+                "first_unsatisfied: a, b and c staged by another wgpu backend".into(),
+            ));
+        }
+        if rows > 1usize << abc.log_m {
+            return Err(WgpuError::InvalidInput(format!(
+                "first_unsatisfied: {rows} rows in a 2^{} domain",
+                abc.log_m
+            )));
+        }
+        let per = 1usize << abc.e;
+        // (chunk, rows in it, its first word in its output, which output)
+        let mut launches = Vec::new();
+        // words each output holds; a new output where one binding is full
+        let mut outputs: Vec<u64> = Vec::new();
+        let per_output = (self.ctx.binding / 4).max(1);
+        for (k, first) in (0..rows).step_by(per).enumerate() {
+            let n = per.min(rows - first);
+            let words = n.div_ceil(64) as u64;
+            let last = outputs.len().wrapping_sub(1);
+            match outputs.last_mut() {
+                Some(used) if *used + words <= per_output => {
+                    launches.push((k, n, *used, last));
+                    *used += words;
+                }
+                _ => {
+                    launches.push((k, n, 0, outputs.len()));
+                    outputs.push(words);
+                }
+            }
+        }
+        let bufs = outputs
+            .iter()
+            .map(|&w| self.ctx.storage(w * 4, "first unsatisfied rows"))
+            .collect::<Result<Vec<_>, _>>()?;
+        let k_words = self.ctx.radix.fr_k_from_dev();
+        let jobs: Vec<_> = launches
+            .iter()
+            .map(|&(k, n, at, out)| {
+                let head = [n as u32, (k * per) as u32, at as u32];
+                job(
+                    Module::Fr,
+                    "fr_first_unsatisfied",
+                    params(&head, &k_words),
+                    &[
+                        (1, &abc.vecs[0][k]),
+                        (2, &abc.vecs[1][k]),
+                        (3, &abc.vecs[2][k]),
+                        (4, &bufs[out]),
+                    ],
+                    n as u64,
+                )
+            })
+            .collect();
+        let reads: Vec<_> = bufs.iter().zip(&outputs).map(|(b, &w)| (b, 0, w)).collect();
+        let words = {
+            let _g = self.lock()?;
+            self.ctx.run("first_unsatisfied", &jobs, &reads)?
+        };
+        // Rows fit u32 (at most 2^28), so the marker is never a row.
+        Ok(words
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&w| w != u32::MAX)
+            .min()
+            .map(|w| w as usize))
+    }
+
     /// The aux in parts of at most one binding each.
     fn upload_aux(&self, aux: &[blst_fr]) -> Result<Vec<AuxPart>, WgpuError> {
         let per = (self.ctx.binding / 32).max(1) as usize;

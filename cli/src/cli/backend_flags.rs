@@ -1,4 +1,5 @@
-//! The backend options of every command: `--tables`, `--cuda-profile`, `--wgpu-portable`, and the environment
+//! The backend options of every command: `--tables`, `--cuda-profile`, `--wgpu-portable`,
+//! `--wgpu-witness-on-device`, and the environment
 //! variables a user sets for device choice, turned into the library's typed
 //! options once, when the command line is parsed.
 
@@ -24,6 +25,11 @@ pub struct BackendFlags {
     /// without 64-bit integers run; the same proofs either way.
     #[arg(long, global = true)]
     pub wgpu_portable: bool,
+    /// wgpu: compute a proof's a, b and c on the device from its witness and
+    /// the circuit's constraint matrices (kept there), as cuda does, instead
+    /// of sending them up: less host memory a partition, more device memory.
+    #[arg(long, global = true)]
+    pub wgpu_witness_on_device: bool,
 }
 
 struct Chosen {
@@ -45,6 +51,7 @@ pub fn choose(flags: &BackendFlags) {
             .map(AdapterChoice::Name),
         pipeline_cache_dir: super::params::cache_dir().map(|d| d.join("wgpu-pipelines")),
         allow_int64: !flags.wgpu_portable,
+        witness_on_device: flags.wgpu_witness_on_device,
         ..WgpuOptions::default()
     };
     let cuda = CudaOptions {

@@ -136,6 +136,7 @@ impl DeviceApi for cuda::CudaDevice {
         };
         Some(found.map(|found| found.map(|w| Box::new(w) as Box<dyn Any + Send + Sync>)))
     }
+    const WITNESS_KEEPS_INPUTS: bool = true;
     fn msm_witness<C: Curve>(
         &self,
         bases: &cuda::Bases<C>,

@@ -200,6 +200,10 @@ pub trait DeviceApi: Send + Sync + 'static {
         let _ = (matrices, input, aux, staged, log_m, check);
         None
     }
+    /// Whether a witness [`Self::witness_h`] made keeps its input and aux on
+    /// the device for [`Self::msm_witness`] (else it holds H alone, and the
+    /// other MSMs read the host's copy).
+    const WITNESS_KEEPS_INPUTS: bool = false;
     /// [`Self::msm`] of one of the vectors of a witness [`Self::witness_h`]
     /// made, read on the device (None: not such a witness).
     fn msm_witness<C: Curve>(

@@ -6,9 +6,10 @@ use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{DeviceApi, GpuBackend, HostView, WgpuBackend};
+use super::{fr, DeviceApi, GpuBackend, HostView, WgpuBackend};
 use crate::backend::{Curve, MsmGroup, Placement, WitnessPart};
 use crate::error::Result;
+use crate::synthesis::RecordedShape;
 
 /// Which adapter and which WGSL field code to use.
 pub type WgpuOptions = wg::Options;
@@ -98,6 +99,65 @@ impl DeviceApi for wg::WgpuDevice {
         let staged = staged.downcast::<wg::StagedAbc>().ok()?;
         let h = wg::WgpuDevice::compute_h_staged(self, *staged);
         Some(h.map(|h| Box::new(h) as Box<dyn Any + Send + Sync>))
+    }
+    fn matrices_bytes(&self, shape: &RecordedShape) -> Option<usize> {
+        // A one-row domain has no H coefficient to compute on a device.
+        if !self.witness_on_device() || shape.num_rows() < 2 {
+            return None;
+        }
+        let (a, b, c) = shape.nonzeros();
+        let bytes =
+            wg::WgpuDevice::matrices_bytes(shape.num_rows(), a + b + c, shape.num_coefficients());
+        Some(bytes as usize)
+    }
+    fn upload_matrices(
+        &self,
+        shape: &RecordedShape,
+    ) -> Option<Result<Arc<dyn Any + Send + Sync>, wg::WgpuError>> {
+        self.matrices_bytes(shape)?;
+        // The recorder's column tag is the kernel's.
+        const _: () = assert!(crate::synthesis::AUX_COLUMN == wg::AUX_COLUMN);
+        let (csr, table) = shape.matrices();
+        let csr = csr.map(|m| {
+            let (row_start, col, coeff) = m.parts();
+            wg::CsrMatrix {
+                row_start,
+                col,
+                coeff,
+            }
+        });
+        let uploaded = wg::WgpuDevice::upload_matrices(
+            self,
+            csr,
+            fr(table),
+            shape.num_inputs(),
+            shape.num_aux(),
+        );
+        Some(uploaded.map(|m| Arc::new(m) as Arc<dyn Any + Send + Sync>))
+    }
+    fn witness_h(
+        &self,
+        matrices: &(dyn Any + Send + Sync),
+        input: &[blst_fr],
+        aux: &[blst_fr],
+        staged: Option<Box<dyn Any + Send + Sync>>,
+        log_m: u32,
+        check: bool,
+    ) -> Option<Result<Result<Box<dyn Any + Send + Sync>, usize>, wg::WgpuError>> {
+        let matrices = matrices.downcast_ref::<wg::WgpuMatrices>()?;
+        // This backend stages no witness ahead (STAGES_WITNESSES is false).
+        drop(staged);
+        let h = || {
+            let abc = self.abc_from_witness(matrices, input, aux, log_m)?;
+            if check {
+                if let Some(row) = self.first_unsatisfied(&abc, matrices.rows())? {
+                    return Ok(Err(row));
+                }
+            }
+            let h = self.compute_h_staged(abc)?;
+            Ok(Ok(Box::new(h) as Box<dyn Any + Send + Sync>))
+        };
+        Some(h())
     }
     fn msm_witness<C: Curve>(
         &self,

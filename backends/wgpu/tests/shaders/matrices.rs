@@ -4,7 +4,9 @@
 //! with the default binding limit on every field path, and with a lowered
 //! one, where the rows fall into several output chunks and pieces and the
 //! aux into several parts. Bad matrices, tables, witnesses and domains are
-//! errors that name the problem.
+//! errors that name the problem. `first_unsatisfied` on those a, b and c
+//! names the least row the host finds with a·b ≠ c, on random shapes, shapes
+//! whose first rows hold and shapes that every row satisfies.
 
 use std::ops::Range;
 
@@ -29,6 +31,7 @@ enum Cols {
     InputsOnly,
 }
 
+#[derive(Clone)]
 struct Csr {
     row_start: Vec<usize>,
     col: Vec<u32>,
@@ -297,6 +300,208 @@ fn bad_matrices_and_witnesses_are_errors() {
     }
     // and the good witness still goes through
     check_witness(b, &s, &m, &mut r, 6, "after the errors");
+}
+
+/// Removes the terms of `rows` from `m` (an empty row is 0 in a, b and c,
+/// and 0·0 = 0 holds).
+fn clear_rows(m: &mut Csr, rows: Range<usize>) {
+    let (lo, hi) = (m.row_start[rows.start], m.row_start[rows.end]);
+    m.col.drain(lo..hi);
+    m.coeff.drain(lo..hi);
+    for (i, s) in m.row_start.iter_mut().enumerate().skip(rows.start + 1) {
+        *s = if i <= rows.end { lo } else { *s - (hi - lo) };
+    }
+}
+
+/// Adds a term (column, coefficient index) at the end of row `row` of `m`.
+fn add_term(m: &mut Csr, row: usize, col: u32, coeff: u32) {
+    let at = m.row_start[row + 1];
+    m.col.insert(at, col);
+    m.coeff.insert(at, coeff);
+    for s in &mut m.row_start[row + 1..] {
+        *s += 1;
+    }
+}
+
+/// A shape every row of which holds for a witness whose input 0 is 1: A's
+/// rows are that input (coefficient +1), C is B.
+fn satisfied_shape(r: &mut impl Rng, rows: usize, inputs: usize, aux: usize) -> Shape {
+    let mut s = random_shape(r, rows, inputs, aux);
+    s.abc[0] = Csr {
+        row_start: (0..=rows).collect(),
+        col: vec![0; rows],
+        coeff: vec![0; rows],
+    };
+    s.abc[2] = s.abc[1].clone();
+    s
+}
+
+/// A random witness of `s`, its input 0 being 1 (see [`satisfied_shape`]).
+fn witness(r: &mut impl Rng, s: &Shape) -> (Vec<blst_fr>, Vec<blst_fr>) {
+    let mut input = random_scalars(r, s.inputs);
+    if let Some(one) = input.first_mut() {
+        *one = fr_one();
+    }
+    (input, random_scalars(r, s.aux))
+}
+
+/// The least row `i < rows` with a[i]·b[i] ≠ c[i] (rows past a vector's end
+/// are 0, as the device pads them).
+fn host_first_unsatisfied(
+    a: &[blst_fr],
+    b: &[blst_fr],
+    c: &[blst_fr],
+    rows: usize,
+) -> Option<usize> {
+    let at = |v: &[blst_fr], i: usize| v.get(i).copied().unwrap_or_else(fr_zero);
+    (0..rows).find(|&i| fr_mul(&at(a, i), &at(b, i)).l != at(c, i).l)
+}
+
+/// `first_unsatisfied` of a, b and c computed on `b` from a witness of `s`
+/// equals the host's, over all the rows and over fewer; H from the same
+/// StagedAbc afterwards equals the host's. Returns the row.
+fn check_rows(
+    b: &WgpuDevice,
+    s: &Shape,
+    m: &WgpuMatrices,
+    r: &mut impl Rng,
+    log_m: u32,
+    what: &str,
+) -> Option<usize> {
+    let (input, aux) = witness(r, s);
+    let [a, bb, c] = [0, 1, 2].map(|k| host_spmv(&s.abc[k], &s.table, &input, &aux));
+    let rows = m.rows();
+    let want = host_first_unsatisfied(&a, &bb, &c, rows);
+    let staged = b.abc_from_witness(m, &input, &aux, log_m).unwrap();
+    let got = b.first_unsatisfied(&staged, rows).unwrap();
+    assert_eq!(got, want, "{what}: the first unsatisfied row");
+    // the padding holds, and rows before the first unsatisfied one hold
+    assert_eq!(b.first_unsatisfied(&staged, 1 << log_m).unwrap(), want);
+    assert_eq!(b.first_unsatisfied(&staged, 0).unwrap(), None);
+    if let Some(k) = want {
+        assert_eq!(b.first_unsatisfied(&staged, k).unwrap(), None, "{what}");
+        assert_eq!(b.first_unsatisfied(&staged, k + 1).unwrap(), Some(k));
+    }
+    // the check leaves a, b and c for H
+    let h = b.compute_h_staged(staged).unwrap();
+    let mut got_h = vec![fr_zero(); h.len()];
+    b.read_h(&h, &mut got_h).unwrap();
+    let want_h = b.compute_h(&a, &bb, &c, log_m).unwrap();
+    assert!(
+        fr_slices_eq(&got_h, &want_h),
+        "{what}: H after first_unsatisfied differs from the host's"
+    );
+    eprintln!("{what}: first unsatisfied row {want:?} ({m:?}, 2^{log_m})");
+    want
+}
+
+/// Random shapes (row 0 fails), shapes whose first `k` rows are empty (the
+/// first failure at k or just after), shapes that every row satisfies, and
+/// the same with two rows broken.
+fn check_unsatisfied_shapes(
+    b: &WgpuDevice,
+    r: &mut rand::rngs::StdRng,
+    (rows, inputs, aux, log_m): (usize, usize, usize, u32),
+    broken: [usize; 2],
+    what: &str,
+) {
+    let s = random_shape(r, rows, inputs, aux);
+    let got = check_rows(b, &s, &s.upload(b).unwrap(), r, log_m, what);
+    assert!(rows == 0 || got.is_some(), "{what}: random rows all hold");
+    if rows == 0 {
+        return;
+    }
+    let k = rows * 2 / 7;
+    let mut s = random_shape(r, rows, inputs, aux);
+    for m in &mut s.abc {
+        clear_rows(m, 0..k);
+    }
+    let what_k = format!("{what}, first {k} rows empty");
+    let got = check_rows(b, &s, &s.upload(b).unwrap(), r, log_m, &what_k);
+    assert!(got >= Some(k), "{what_k}: {got:?}");
+    if inputs == 0 {
+        return;
+    }
+    let mut s = satisfied_shape(r, rows, inputs, aux);
+    let what_s = format!("{what}, satisfied");
+    let got = check_rows(b, &s, &s.upload(b).unwrap(), r, log_m, &what_s);
+    assert_eq!(got, None, "{what_s}");
+    // c = b + 1 on two rows
+    for row in broken {
+        add_term(&mut s.abc[2], row, 0, 0);
+    }
+    let what_b = format!("{what}, rows {broken:?} broken");
+    let got = check_rows(b, &s, &s.upload(b).unwrap(), r, log_m, &what_b);
+    assert_eq!(got, Some(broken[0]), "{what_b}");
+}
+
+#[test]
+fn first_unsatisfied_matches_the_host() {
+    on_each_backend("first_unsatisfied_matches_the_host", |b| {
+        let mut r = rng("first_unsatisfied_matches_the_host");
+        for shape in SHAPES {
+            let (rows, inputs, aux, _) = shape;
+            let what = format!("{rows} rows, {inputs} inputs, {aux} aux");
+            let broken = [rows / 2, rows - rows / 5];
+            check_unsatisfied_shapes(b, &mut r, shape, broken, &what);
+        }
+    });
+}
+
+#[test]
+fn first_unsatisfied_in_chunks() {
+    let Some(b) = backends().first() else { return };
+    let l = WgpuDevice::with_options(Options {
+        allow_int64: b.uses_int64(),
+        max_binding_bytes: Some(LIMIT),
+        ..options()
+    })
+    .unwrap();
+    eprintln!("--- first_unsatisfied_in_chunks on the {} path", path(b));
+    let mut r = rng("first_unsatisfied_in_chunks");
+    // chunks of 128 rows, two workgroups each: row 1000 is in chunk 7's
+    // second workgroup, 2400 in chunk 18
+    check_unsatisfied_shapes(&l, &mut r, (2500, 5, 2000, 12), [1000, 2400], "limit 4096");
+
+    // More workgroups than one output buffer of 4096 bytes holds (1024
+    // chunks, 2048 words): a, b and c staged from the host, c = a·b but for
+    // rows in the second output and one in the padding past `rows`.
+    let log_m = 17;
+    let n = 1usize << log_m;
+    let rows = n - 100;
+    let a = random_scalars(&mut r, n);
+    let bv = random_scalars(&mut r, n);
+    let mut c: Vec<blst_fr> = a.iter().zip(&bv).map(|(x, y)| fr_mul(x, y)).collect();
+    for row in [70_000, 120_000, n - 50] {
+        c[row] = fr_add(&c[row], &fr_one());
+    }
+    let staged = l.stage_abc(&a, &bv, &c, log_m).unwrap();
+    for (upto, want) in [
+        (rows, Some(70_000)),
+        (70_000, None),
+        (70_001, Some(70_000)),
+        (n, Some(70_000)),
+    ] {
+        assert_eq!(
+            l.first_unsatisfied(&staged, upto).unwrap(),
+            want,
+            "2^{log_m}, {upto} rows"
+        );
+        assert_eq!(host_first_unsatisfied(&a, &bv, &c, upto), want);
+    }
+    c[70_000] = fr_mul(&a[70_000], &bv[70_000]);
+    c[120_000] = fr_mul(&a[120_000], &bv[120_000]);
+    let staged = l.stage_abc(&a, &bv, &c, log_m).unwrap();
+    assert_eq!(l.first_unsatisfied(&staged, rows).unwrap(), None);
+    assert_eq!(l.first_unsatisfied(&staged, n).unwrap(), Some(n - 50));
+
+    // a StagedAbc belongs to the backend that staged it; rows fit its domain
+    expect(b.first_unsatisfied(&staged, 10), "another wgpu backend");
+    expect(
+        l.first_unsatisfied(&staged, n + 1),
+        "131073 rows in a 2^17 domain",
+    );
+    eprintln!("first_unsatisfied in chunks: ok");
 }
 
 /// An InvalidInput error whose message contains `text`.
