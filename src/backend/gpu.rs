@@ -88,6 +88,31 @@ fn fr(v: &[Scalar]) -> &[blst_fr] {
     unsafe { std::slice::from_raw_parts(v.as_ptr() as *const blst_fr, v.len()) }
 }
 
+/// `shape`'s A, B and C as the GPU crates take them, its coefficient table,
+/// and the device bytes they take there; None for a one-row domain, which has
+/// no H coefficient to compute on a device.
+fn device_matrices(
+    shape: &RecordedShape,
+) -> Option<([crossgroth_gpu_host::CsrMatrix<'_>; 3], &[blst_fr], usize)> {
+    if shape.num_rows() < 2 {
+        return None;
+    }
+    // The recorder's column tag is the kernels'.
+    const _: () = assert!(crate::synthesis::AUX_COLUMN == crossgroth_gpu_host::AUX_COLUMN);
+    let (csr, table) = shape.matrices();
+    let csr = csr.map(|m| {
+        let (row_start, col, coeff) = m.parts();
+        crossgroth_gpu_host::CsrMatrix {
+            row_start,
+            col,
+            coeff,
+        }
+    });
+    let (a, b, c) = shape.nonzeros();
+    let bytes = crossgroth_gpu_host::matrices_bytes(shape.num_rows(), a + b + c, table.len());
+    Some((csr, fr(table), bytes))
+}
+
 fn fr_mut(v: &mut [Scalar]) -> &mut [blst_fr] {
     // SAFETY: Scalar is repr(transparent) over blst_fr.
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut blst_fr, v.len()) }

@@ -13,21 +13,7 @@ use crate::profile::Profiler;
 use crate::witness::WitnessPart;
 use crate::{host, CudaDevice, CudaError};
 
-/// Set in a column index for an aux variable (clear: an input), as the
-/// recorder of the constraint matrices writes it (SPMV_AUX_COLUMN in
-/// kernels/synthesis/spmv.cuh).
-pub const AUX_COLUMN: u32 = 1 << 31;
-
-/// One constraint matrix in compressed sparse rows, as the host keeps it:
-/// row r's terms are `row_start[r]..row_start[r + 1]`, each a column (an
-/// input, or an aux variable with [`AUX_COLUMN`] set) and an index into the
-/// shape's coefficient table, whose entries 0 and 1 must be +1 and −1.
-#[derive(Clone, Copy)]
-pub struct CsrMatrix<'a> {
-    pub row_start: &'a [usize],
-    pub col: &'a [u32],
-    pub coeff: &'a [u32],
-}
+pub use crossgroth_gpu_host::{CsrMatrix, AUX_COLUMN};
 
 struct DeviceCsr {
     row_start: CudaSlice<u32>,
@@ -75,7 +61,7 @@ impl CudaDevice {
     /// Device bytes [`Self::upload_matrices`] takes for matrices of `rows` rows
     /// each, `nonzeros` terms in all and `coefficients` distinct coefficients.
     pub fn matrices_bytes(rows: usize, nonzeros: usize, coefficients: usize) -> usize {
-        3 * (rows + 1) * 4 + nonzeros * 8 + coefficients * 32
+        crossgroth_gpu_host::matrices_bytes(rows, nonzeros, coefficients)
     }
 
     /// Uploads A, B and C (see [`CsrMatrix`]) for witnesses of `inputs` input
@@ -88,28 +74,16 @@ impl CudaDevice {
         inputs: usize,
         aux: usize,
     ) -> Result<ConstraintMatrices, CudaError> {
-        let rows = abc[0].row_start.len().saturating_sub(1);
-        if abc.iter().any(|m| m.row_start.len() != rows + 1) {
-            return Err(CudaError::InvalidInput(
-                "the A, B and C matrices have different row counts".into(),
-            ));
-        }
-        if table.len() < 2 {
-            return Err(CudaError::InvalidInput(
-                "a coefficient table needs +1 and -1 as its first entries".into(),
-            ));
-        }
-        if rows >= u32::MAX as usize || inputs >= AUX_COLUMN as usize || aux >= AUX_COLUMN as usize
-        {
-            return Err(CudaError::InvalidInput(format!(
-                "{rows} rows, {inputs} inputs and {aux} aux variables: too many for 32-bit indices"
-            )));
-        }
+        let rows = crossgroth_gpu_host::check_matrices(&abc, table.len(), inputs, aux)
+            .map_err(CudaError::InvalidInput)?;
         let _g = self.guard();
         let nonzeros = abc.iter().map(|m| m.col.len()).sum();
         let [a, b, c] = abc;
-        let upload = |name, m| self.upload_csr(name, m, table.len(), inputs, aux);
-        let matrices = [upload("A", a)?, upload("B", b)?, upload("C", c)?];
+        let matrices = [
+            self.upload_csr(a)?,
+            self.upload_csr(b)?,
+            self.upload_csr(c)?,
+        ];
         let table_words = host::fr_as_u64s(table);
         let table = self.upload_u64(table_words, "coefficient table")?;
         self.sync("constraint matrices")?;
@@ -128,47 +102,8 @@ impl CudaDevice {
         })
     }
 
-    fn upload_csr(
-        &self,
-        name: &str,
-        m: CsrMatrix<'_>,
-        coefficients: usize,
-        inputs: usize,
-        aux: usize,
-    ) -> Result<DeviceCsr, CudaError> {
-        let terms = m.col.len();
-        if m.coeff.len() != terms
-            || m.row_start.first() != Some(&0)
-            || m.row_start.last() != Some(&terms)
-            || m.row_start.windows(2).any(|w| w[0] > w[1])
-        {
-            return Err(CudaError::InvalidInput(format!(
-                "matrix {name}: row starts do not describe its {terms} terms"
-            )));
-        }
-        if terms >= u32::MAX as usize {
-            return Err(CudaError::InvalidInput(format!(
-                "matrix {name}: {terms} terms is too many for 32-bit offsets"
-            )));
-        }
-        let bad_column = m.col.iter().position(|&c| {
-            if c & AUX_COLUMN != 0 {
-                (c & !AUX_COLUMN) as usize >= aux
-            } else {
-                c as usize >= inputs
-            }
-        });
-        if let Some(t) = bad_column {
-            return Err(CudaError::InvalidInput(format!(
-                "matrix {name}: term {t} names a variable past the witness's {inputs} inputs and {aux} aux"
-            )));
-        }
-        if let Some(t) = m.coeff.iter().position(|&k| k as usize >= coefficients) {
-            return Err(CudaError::InvalidInput(format!(
-                "matrix {name}: term {t} names coefficient {} of {coefficients}",
-                m.coeff[t]
-            )));
-        }
+    /// One matrix [`crossgroth_gpu_host::check_matrices`] checked.
+    fn upload_csr(&self, m: CsrMatrix<'_>) -> Result<DeviceCsr, CudaError> {
         let row_start: Vec<u32> = m.row_start.iter().map(|&s| s as u32).collect();
         let upload = |v: &[u32], what: &str| -> Result<CudaSlice<u32>, CudaError> {
             if v.is_empty() {

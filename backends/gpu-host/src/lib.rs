@@ -6,10 +6,12 @@
 //! cannot drift apart.
 
 pub mod curve;
+pub mod matrices;
 #[cfg(feature = "reference")]
 pub mod reference;
 
 pub use curve::{Curve, Group, G1, G2};
+pub use matrices::{check_matrices, matrices_bytes, CsrMatrix, AUX_COLUMN};
 
 /// Entries of a generator's window table for a setup's fixed-base products:
 /// 32 windows of 8 bits, 256 entries each (entry w·256 + b is b·2^(8w)·G).

@@ -21,21 +21,7 @@ use crate::host;
 use crate::ntt::StagedAbc;
 use crate::shaders::Module;
 
-/// Set in a column index for an aux variable (clear: an input), as the
-/// recorder of the constraint matrices writes it (SPMV_AUX_COLUMN in
-/// shaders/synthesis/spmv.wgsl).
-pub const AUX_COLUMN: u32 = 1 << 31;
-
-/// One constraint matrix in compressed sparse rows, as the host keeps it:
-/// row r's terms are `row_start[r]..row_start[r + 1]`, each a column (an
-/// input, or an aux variable with [`AUX_COLUMN`] set) and an index into the
-/// shape's coefficient table, whose entries 0 and 1 must be +1 and −1.
-#[derive(Clone, Copy, Debug)]
-pub struct CsrMatrix<'a> {
-    pub row_start: &'a [usize],
-    pub col: &'a [u32],
-    pub coeff: &'a [u32],
-}
+pub use crossgroth_gpu_host::{CsrMatrix, AUX_COLUMN};
 
 /// An aligned range of a matrix's rows in buffers of its own, each within
 /// one binding.
@@ -147,7 +133,7 @@ impl WgpuDevice {
     /// coefficients, a few bytes a piece aside (a row start and the rounding
     /// of its buffers to 16 bytes).
     pub fn matrices_bytes(rows: usize, nonzeros: usize, coefficients: usize) -> u64 {
-        3 * (rows as u64 + 1) * 4 + nonzeros as u64 * 8 + coefficients as u64 * 32
+        crossgroth_gpu_host::matrices_bytes(rows, nonzeros, coefficients) as u64
     }
 
     /// Uploads A, B and C (see [`CsrMatrix`]) for witnesses of `inputs` input
@@ -161,19 +147,9 @@ impl WgpuDevice {
         inputs: usize,
         aux: usize,
     ) -> Result<WgpuMatrices, WgpuError> {
-        let rows = abc[0].row_start.len().saturating_sub(1);
-        if abc.iter().any(|m| m.row_start.len() != rows + 1) {
-            return Err(WgpuError::InvalidInput(
-                "the A, B and C matrices have different row counts".into(),
-            ));
-        }
+        let rows = crossgroth_gpu_host::check_matrices(&abc, table.len(), inputs, aux)
+            .map_err(WgpuError::InvalidInput)?;
         check_table(table)?;
-        if rows >= u32::MAX as usize || inputs >= AUX_COLUMN as usize || aux >= AUX_COLUMN as usize
-        {
-            return Err(WgpuError::InvalidInput(format!(
-                "{rows} rows, {inputs} inputs and {aux} aux variables: too many for 32-bit indices"
-            )));
-        }
         // The kernel reads the table and the inputs from one buffer.
         let binding = self.ctx.binding;
         if (table.len() + inputs) as u64 * 32 > binding {
@@ -185,7 +161,6 @@ impl WgpuDevice {
         }
         let mut ranges = Vec::with_capacity(3);
         for (name, m) in ["A", "B", "C"].into_iter().zip(&abc) {
-            check_csr(name, m, table.len(), inputs, aux)?;
             ranges.push(piece_ranges(m.row_start, binding, name)?);
         }
         let mut matrices: [Vec<Piece>; 3] = Default::default();
@@ -485,47 +460,6 @@ fn check_table(table: &[blst_fr]) -> Result<(), WgpuError> {
             "a coefficient table needs +1 and -1 as its first entries".into(),
         )),
     }
-}
-
-/// Refuses a matrix whose row starts do not describe its terms or whose
-/// terms name a variable or coefficient out of range.
-fn check_csr(
-    name: &str,
-    m: &CsrMatrix<'_>,
-    coefficients: usize,
-    inputs: usize,
-    aux: usize,
-) -> Result<(), WgpuError> {
-    let terms = m.col.len();
-    if m.coeff.len() != terms
-        || m.row_start.first() != Some(&0)
-        || m.row_start.last() != Some(&terms)
-        || m.row_start.windows(2).any(|w| w[0] > w[1])
-    {
-        return Err(WgpuError::InvalidInput(format!(
-            "matrix {name}: row starts do not describe its {terms} terms"
-        )));
-    }
-    let bad_column = m.col.iter().position(|&c| {
-        if c & AUX_COLUMN != 0 {
-            (c & !AUX_COLUMN) as usize >= aux
-        } else {
-            c as usize >= inputs
-        }
-    });
-    if let Some(t) = bad_column {
-        return Err(WgpuError::InvalidInput(format!(
-            "matrix {name}: term {t} names a variable past the witness's {inputs} inputs \
-             and {aux} aux"
-        )));
-    }
-    if let Some(t) = m.coeff.iter().position(|&k| k as usize >= coefficients) {
-        return Err(WgpuError::InvalidInput(format!(
-            "matrix {name}: term {t} names coefficient {} of {coefficients}",
-            m.coeff[t]
-        )));
-    }
-    Ok(())
 }
 
 /// A matrix's pieces, in row order: aligned ranges of 2^q rows, q at most

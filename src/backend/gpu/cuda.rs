@@ -6,7 +6,7 @@ use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{err, fr, CudaBackend, DeviceApi, GpuBackend, HostView};
+use super::{device_matrices, err, CudaBackend, DeviceApi, GpuBackend, HostView};
 use crate::backend::{Curve, MsmGroup, Placement, WitnessPart};
 use crate::error::{Error, Result};
 use crate::synthesis::RecordedShape;
@@ -74,38 +74,15 @@ impl DeviceApi for cuda::CudaDevice {
         }
     }
     fn matrices_bytes(&self, shape: &RecordedShape) -> Option<usize> {
-        // A one-row domain has no H coefficient to compute on a device.
-        if shape.num_rows() < 2 {
-            return None;
-        }
-        let (a, b, c) = shape.nonzeros();
-        Some(cuda::CudaDevice::matrices_bytes(
-            shape.num_rows(),
-            a + b + c,
-            shape.num_coefficients(),
-        ))
+        device_matrices(shape).map(|(_, _, bytes)| bytes)
     }
     fn upload_matrices(
         &self,
         shape: &RecordedShape,
     ) -> Option<Result<Arc<dyn Any + Send + Sync>, cuda::CudaError>> {
-        self.matrices_bytes(shape)?;
-        // The recorder's column tag is the kernels'.
-        const _: () = assert!(crate::synthesis::AUX_COLUMN == cuda::AUX_COLUMN);
-        let (csr, table) = shape.matrices();
-        let csr = csr.map(|m| {
-            let (row_start, col, coeff) = m.parts();
-            cuda::CsrMatrix {
-                row_start,
-                col,
-                coeff,
-            }
-        });
-        let table = fr(table);
-        Some(
-            self.upload_matrices(csr, table, shape.num_inputs(), shape.num_aux())
-                .map(|m| Arc::new(m) as Arc<dyn Any + Send + Sync>),
-        )
+        let (csr, table, _) = device_matrices(shape)?;
+        let uploaded = self.upload_matrices(csr, table, shape.num_inputs(), shape.num_aux());
+        Some(uploaded.map(|m| Arc::new(m) as Arc<dyn Any + Send + Sync>))
     }
     const STAGES_WITNESSES: bool = true;
     fn stage_witness(

@@ -6,7 +6,7 @@ use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{fr, DeviceApi, GpuBackend, HostView, WgpuBackend};
+use super::{device_matrices, DeviceApi, GpuBackend, HostView, WgpuBackend};
 use crate::backend::{Curve, MsmGroup, Placement, WitnessPart};
 use crate::error::Result;
 use crate::synthesis::RecordedShape;
@@ -101,38 +101,16 @@ impl DeviceApi for wg::WgpuDevice {
         Some(h.map(|h| Box::new(h) as Box<dyn Any + Send + Sync>))
     }
     fn matrices_bytes(&self, shape: &RecordedShape) -> Option<usize> {
-        // A one-row domain has no H coefficient to compute on a device.
-        if !self.witness_on_device() || shape.num_rows() < 2 {
-            return None;
-        }
-        let (a, b, c) = shape.nonzeros();
-        let bytes =
-            wg::WgpuDevice::matrices_bytes(shape.num_rows(), a + b + c, shape.num_coefficients());
-        Some(bytes as usize)
+        let (_, _, bytes) = device_matrices(shape).filter(|_| self.witness_on_device())?;
+        Some(bytes)
     }
     fn upload_matrices(
         &self,
         shape: &RecordedShape,
     ) -> Option<Result<Arc<dyn Any + Send + Sync>, wg::WgpuError>> {
-        self.matrices_bytes(shape)?;
-        // The recorder's column tag is the kernel's.
-        const _: () = assert!(crate::synthesis::AUX_COLUMN == wg::AUX_COLUMN);
-        let (csr, table) = shape.matrices();
-        let csr = csr.map(|m| {
-            let (row_start, col, coeff) = m.parts();
-            wg::CsrMatrix {
-                row_start,
-                col,
-                coeff,
-            }
-        });
-        let uploaded = wg::WgpuDevice::upload_matrices(
-            self,
-            csr,
-            fr(table),
-            shape.num_inputs(),
-            shape.num_aux(),
-        );
+        let (csr, table, _) = device_matrices(shape).filter(|_| self.witness_on_device())?;
+        let uploaded =
+            wg::WgpuDevice::upload_matrices(self, csr, table, shape.num_inputs(), shape.num_aux());
         Some(uploaded.map(|m| Arc::new(m) as Arc<dyn Any + Send + Sync>))
     }
     fn witness_h(
