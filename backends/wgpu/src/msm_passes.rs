@@ -138,14 +138,13 @@ impl Phases {
     }
 }
 
-/// A pass queued on the device: its window sums (or, with `res_words` 0,
-/// the ones' sums) come back in [`PendingPass::finish`], so that the next
-/// chunk's pass can be prepared and queued while the device runs this one.
+/// A pass queued on the device: its window sums (or the ones' sums) come
+/// back in [`PendingPass::finish`], so that the next chunk's pass can be
+/// prepared and queued while the device runs this one.
 pub(crate) struct PendingPass {
-    /// The pass's window size, its sums still to come.
-    out: MsmOut,
-    /// u32 words of one window's sums (0: a ones' pass, read whole).
-    res_words: usize,
+    /// The window size, and the u32 words of one window's sums; None for a
+    /// ones' pass, whose sums are read whole.
+    windows: Option<(u32, usize)>,
     subs: Vec<Submitted>,
 }
 
@@ -156,12 +155,18 @@ impl PendingPass {
         for sub in self.subs {
             sub.finish(ctx, &mut |_, _, w| words.extend_from_slice(w))?;
         }
-        let mut out = self.out;
-        match self.res_words {
-            0 => out.ones = words,
-            n => out.windows = words.chunks(n).map(<[u32]>::to_vec).collect(),
-        }
-        Ok(out)
+        Ok(match self.windows {
+            Some((c, n)) => MsmOut {
+                c,
+                windows: words.chunks(n).map(<[u32]>::to_vec).collect(),
+                ones: Vec::new(),
+            },
+            None => MsmOut {
+                c: 0,
+                windows: Vec::new(),
+                ones: words,
+            },
+        })
     }
 }
 
@@ -374,12 +379,7 @@ impl WgpuDevice {
             first = upto;
         }
         Ok(PendingPass {
-            out: MsmOut {
-                c,
-                windows: Vec::new(),
-                ones: Vec::new(),
-            },
-            res_words: res_words as usize,
+            windows: Some((c, res_words as usize)),
             subs,
         })
     }
@@ -453,12 +453,7 @@ impl WgpuDevice {
             .ctx
             .submit_steps("msm ones", &steps, &[(res, 0, nb1 * pt_words)])?;
         Ok(PendingPass {
-            out: MsmOut {
-                c: 0,
-                windows: Vec::new(),
-                ones: Vec::new(),
-            },
-            res_words: 0,
+            windows: None,
             subs: vec![sub],
         })
     }
