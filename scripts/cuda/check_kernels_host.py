@@ -417,11 +417,16 @@ def spmv_matrix(rng, rows, inputs, aux, ntable):
     """A CSR matrix as src/synthesis/recorded.rs records it: (row_start, col,
     coeff), col with SPMV_AUX_COLUMN set for an aux variable; rows of 0 to 7
     terms, some empty, some naming a column twice (x - x among them), the
-    coefficient indices 0 (+1), 1 (-1) and the others."""
+    coefficient indices 0 (+1), 1 (-1) and the others; a few long rows (up to
+    100 terms: a kernel warp reads its rows' terms 32 at a time)."""
     row_start, col, coeff = [0], [], []
     for _ in range(rows):
         kind = rng.random()
-        if kind < 0.1:
+        if kind < 0.04:
+            for _ in range(rng.randrange(20, 101)):
+                col.append(AUX_COLUMN | rng.randrange(aux) if aux and rng.random() < 0.8 else rng.randrange(inputs))
+                coeff.append(rng.choice([0, 1, rng.randrange(ntable)]))
+        elif kind < 0.1:
             pass  # an empty row
         elif kind < 0.2:
             c = rng.choice([rng.randrange(inputs), AUX_COLUMN | rng.randrange(aux)] if aux else [rng.randrange(inputs)])

@@ -168,7 +168,8 @@ impl CudaDevice {
         let (rows, m32) = (matrices.rows as u32, m as u32);
         let spmv = |csr: &DeviceCsr, name: &str| -> Result<CudaSlice<u64>, CudaError> {
             let mut d = self.alloc_u64(4 * m, name)?;
-            launch!(self, self.k.fr_spmv, m, 256;
+            // one warp a group of 32 rows (kernels/synthesis/spmv.cuh)
+            launch!(self, self.k.fr_spmv, m.div_ceil(32) * 32, 256;
                 &mut d, &csr.row_start, &csr.col, &csr.coeff, &matrices.table,
                 d_input, d_aux, &rows, &m32);
             Ok(d)

@@ -1,13 +1,14 @@
 // Host run of the witness kernels of kernels/synthesis/spmv.cuh, launched as
 // backends/cuda/src/matrices.rs launches them, for
 // scripts/cuda/check_kernels_host.py: fr_spmv as evaluate_matrices does (one
-// thread an output, m threads, blocks of 256) and fr_first_unsatisfied as
+// warp a group of 32 outputs, m rounded up to whole warps, blocks of 256, its
+// threads run at once for the warp shuffles) and fr_first_unsatisfied as
 // first_unsatisfied does (rows threads, blocks of 256, *first set to
 // 0xffffffff first). The block size is an argument, so that one that does not
 // divide m can be run too. Buffers are sized as matrices.rs sizes them (an
 // empty col or coeff as one entry, as upload_csr uploads it), except a, b, c
 // of first_unsatisfied, sized at rows (not m) so that a read past the rows
-// fails too. No barriers: emu_launch.
+// fails too.
 //
 //   spmv spmv m block < input
 //   input: rows inputs aux terms ntable (decimal); row_start (rows + 1,
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
         std::vector<fr_t> table(ntable), input(inputs), aux_v(aux), out(m);
         if (!read_frs(table) || !read_frs(input) || !read_frs(aux_v)) return 2;
         for (auto& v : out) memset(v.l, 0xa5, sizeof v.l);  // every output must be written
-        emu_launch(m, block, [&] {
+        emu_launch_threads((m + 31) / 32 * 32, block, [&] {
             fr_spmv(out.data(), row_start.data(), col.data(), coeff.data(), table.data(), input.data(),
                     aux_v.data(), rows, m);
         });

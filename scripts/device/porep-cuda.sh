@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# A Filecoin PoRep BENCHMARK partition on cuda alone, on the GPU test machine
+# (see shared/DEVICE.md), with the kernels' profile of each H and MSM: one
+# `crossgroth filecoin bench-porep` process records the shape, generates the
+# parameters and proves JOBS one-partition jobs. With EXPECT, the proofs must
+# equal that file's byte for byte (BENCHMARK proofs are never valid; a seed's
+# proofs are the same on every run, so an earlier run's file is the check of a
+# kernel change on the real circuit).
+#
+#   carry .device (crossgroth, xz)
+#   EXPECT=benches/results/<run>/cuda-seed5.proofs \
+#     scripts/device/porep-cuda.sh [SIZE [JOBS [SEED [BUDGET [TIMEOUT]]]]]   (32GiB 4 5 100GiB 480)
+#
+# EXTRA_FLAGS: more options for bench-porep. Logs and the proofs go to $OUT
+# (or ./device-logs).
+set -uo pipefail
+size="${1:-32GiB}" jobs="${2:-4}" seed="${3:-5}" budget="${4:-100GiB}" limit="${5:-480}"
+. "$(dirname "$0")/unpack.sh"
+sample_gpu_memory
+export CROSSGROTH_CACHE_DIR=/tmp/porep-cuda-cache
+log="$out/porep-cuda.log"
+echo "== [$(date -u +%H:%M:%S)] bench-porep $size, $jobs jobs, seed $seed: cuda" | tee -a "$log"
+RUST_LOG=info timeout "$limit" /usr/bin/time -v "$bin/crossgroth" filecoin bench-porep --sector-size "$size" \
+    --partitions 1 --jobs "$jobs" --backend cuda --seed "$seed" --memory-budget "$budget" --cuda-profile \
+    ${EXTRA_FLAGS:-} --proofs "$out/cuda-seed$seed.proofs" 2>&1 | tee -a "$log"
+rc=${PIPESTATUS[0]}
+if [ -n "${EXPECT:-}" ]; then
+    if cmp "$out/cuda-seed$seed.proofs" "$EXPECT"; then
+        echo "== the proofs equal $EXPECT byte for byte" | tee -a "$log"
+    else
+        echo "!! the proofs differ from $EXPECT" | tee -a "$log"
+        rc=1
+    fi
+fi
+exit "$rc"
