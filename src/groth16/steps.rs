@@ -288,17 +288,19 @@ fn compose_g1_side(
     times.h = lap.next();
     let asg = &*asg;
     std::thread::scope(|scope| {
-        // The aux MSMs' host share is made while the device runs H's MSM.
+        // The aux MSMs' host share, and where B_G2 runs (a scan of B's
+        // scalars), are made while the device runs H's MSM.
         let params = &prepared.params;
         let plans = scope.spawn(|| {
-            AuxPlans::make(
+            let plans = AuxPlans::make(
                 backend,
                 [
                     (params.l.len(), MsmInput::dense(&asg.aux)),
                     (params.a.len(), a_inputs(asg)[1]),
                     (params.b_g1.len(), b_inputs(asg)[1]),
                 ],
-            )
+            )?;
+            Ok((plans, b_g2_on_device(backend, asg)))
         });
         let plans = move || {
             plans
@@ -310,14 +312,15 @@ fn compose_g1_side(
 }
 
 /// The MSMs of [`compose_g1_side`] once H is computed, with the aux MSMs'
-/// plans from `plans` (waited for after H's MSM).
+/// plans and [`b_g2_on_device`]'s answer from `plans` (waited for after H's
+/// MSM).
 #[allow(clippy::too_many_arguments)]
 fn device_msms(
     backend: &dyn Backend,
     prepared: &PreparedParams,
     asg: &Assignment,
     h: ComputedH,
-    plans: impl FnOnce() -> Result<AuxPlans>,
+    plans: impl FnOnce() -> Result<(AuxPlans, bool)>,
     mut times: StageTimes,
     mut lap: Lap,
     dispose: &mut dyn FnMut(Vec<Scalar>),
@@ -337,7 +340,7 @@ fn device_msms(
         }
     };
     times.msm_h = lap.next();
-    let AuxPlans { l, a, b } = plans()?;
+    let (AuxPlans { l, a, b }, b_g2_here) = plans()?;
     let witness = WitnessScalars::of(asg, on_device.as_ref());
     let aux = planned(witness.aux, l.as_ref());
     let l = backend.msm(&prepared.l, &[MsmInput::dense_of(aux)])?[0];
@@ -351,7 +354,7 @@ fn device_msms(
     // from the host copy: the aux then goes up once, and the device is what the
     // two would share anyway.
     let b_g2 = match on_device.as_ref() {
-        Some(_) if b_g2_on_device(backend, asg) => {
+        Some(_) if b_g2_here => {
             let parts = backend.msm(&prepared.b_g2, &b_terms(asg, witness, b.as_ref()))?;
             times.b_g2 = lap.next();
             Some(parts[0] + parts[1])

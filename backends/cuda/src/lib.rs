@@ -356,12 +356,15 @@ fn retain_freed_memory(ctx: &Arc<CudaContext>, keep: u64) -> Option<usize> {
 }
 
 /// Bytes of freed memory the pool keeps for reuse (see retain_freed_memory):
-/// by default room for the scratch of one MSM of 2^27 terms (a 32 GiB PoRep
-/// partition's largest) on a device large enough to prove one.
+/// by default room for everything a 32 GiB PoRep partition frees (H's a, b
+/// and c, 12.9 GB, then its MSM of 2^27 terms, about 23 GB) on top of the
+/// witnesses in flight when the pool is trimmed, on a device large enough to
+/// prove one. With a quarter of the device (32 GiB), the H MSM's 14 GB of
+/// sorted entries were mapped again for every partition.
 fn pool_keep(options: &CudaOptions, total: usize) -> u64 {
     options
         .pool_keep_bytes
-        .unwrap_or((total as u64 / 4).min(32 << 30))
+        .unwrap_or((total as u64 / 2).min(64 << 30))
 }
 
 /// Sets the pool's release threshold; false if the driver refused.

@@ -16,7 +16,7 @@ pub struct CudaOptions {
     /// bandwidth).
     pub copy_threads: Option<usize>,
     /// Bytes of freed device memory the allocator keeps for the next call
-    /// (`None`: a quarter of the device's memory, at most 32 GiB; 0 keeps none,
+    /// (`None`: half the device's memory, at most 64 GiB; 0 keeps none,
     /// for several processes sharing one GPU). Without a reserve every MSM maps
     /// its scratch again.
     pub pool_keep_bytes: Option<u64>,

@@ -18,6 +18,9 @@ pub(crate) struct Profiler<'a> {
     )>,
     on: bool,
     host_start: Instant,
+    /// Host time before the first mark, by step (input checks, the wait for
+    /// the device's lock): gaps between operations that no event can show.
+    before: Vec<(&'static str, f64)>,
 }
 
 /// The host clock's origin for the profile lines' `at=` (the first profiled
@@ -35,8 +38,28 @@ impl<'a> Profiler<'a> {
             marks: Vec::new(),
             on,
             host_start,
+            before: Vec::new(),
         };
         p.mark("start");
+        p
+    }
+
+    /// A profiler whose operation was entered at `entered`, with the host's
+    /// steps before the first mark (`steps`: each step's name and end), so
+    /// that the line's `at=` is the entry and `before:` names the steps.
+    pub(crate) fn entered(
+        b: &'a CudaDevice,
+        entered: Instant,
+        steps: &[(&'static str, Instant)],
+    ) -> Self {
+        let mut p = Self::new(b);
+        p.host_start = entered;
+        let mut last = entered;
+        for &(name, end) in steps {
+            p.before
+                .push((name, end.duration_since(last).as_secs_f64() * 1e3));
+            last = end;
+        }
         p
     }
     pub(crate) fn mark(&mut self, what: &'static str) {
@@ -92,6 +115,12 @@ impl<'a> Profiler<'a> {
         // The host's time between the marks: a phase whose device time is
         // mostly host time (allocations, transfers from pageable memory,
         // waits for a lock) shows as large here too.
+        if !self.before.is_empty() {
+            line += " before:";
+            for (name, ms) in &self.before {
+                line += &format!(" {name}={ms:.1}");
+            }
+        }
         line += " enqueued:";
         for w in self.marks.windows(2) {
             let ms = w[1].2.duration_since(w[0].2).as_secs_f64() * 1e3;

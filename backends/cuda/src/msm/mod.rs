@@ -98,12 +98,15 @@ impl CudaDevice {
         density: Option<&[u64]>,
         options: &MsmOptions,
     ) -> Result<(Vec<u64>, u32), CudaError> {
+        let entered = std::time::Instant::now();
         let input = validate::inputs(layout, table, scalars, density)?;
         let n = input.n;
         let pp = PassPlan::new(table, scalars, density, options, n)?;
+        let checked = std::time::Instant::now();
 
         let _g = self.guard();
-        let mut prof = Profiler::new(self);
+        let locked = std::time::Instant::now();
+        let mut prof = Profiler::entered(self, entered, &[("checks", checked), ("lock", locked)]);
         let ck = &self.k.g[layout.group as usize];
         let words = match scalars {
             Scalars::Host(s) => host::fr_as_u64s(s),
