@@ -149,28 +149,6 @@ pub(crate) fn ones_threads(ones: usize) -> u32 {
     ones.div_ceil(64).clamp(1, 1 << 18) as u32
 }
 
-/// Number of terms an MSM actually has (included variables).
-pub(crate) fn effective_terms(n: usize, density: Option<&[u64]>) -> usize {
-    match density {
-        None => n,
-        Some(d) => {
-            let mut acc = 0usize;
-            for (i, w) in d.iter().enumerate() {
-                if i * 64 >= n {
-                    break;
-                }
-                let bits = if (i + 1) * 64 <= n {
-                    *w
-                } else {
-                    w & ((1u64 << (n - i * 64)) - 1)
-                };
-                acc += bits.count_ones() as usize;
-            }
-            acc
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::{first_pass_share, model_window_bits, pass_ranges, WindowPlan};

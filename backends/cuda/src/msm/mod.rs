@@ -101,7 +101,7 @@ impl CudaDevice {
         let entered = std::time::Instant::now();
         let input = validate::inputs(layout, table, scalars, density)?;
         let n = input.n;
-        let pp = PassPlan::new(table, scalars, density, options, n)?;
+        let pp = PassPlan::new(table, scalars, input.included, options, n)?;
         let checked = std::time::Instant::now();
 
         let _g = self.guard();

@@ -5,7 +5,7 @@
 //! kernels and buffers need: buckets, bucket sets, chunk lengths of the
 //! accumulation tree, segments of the bucket reduction and scan tiles.
 
-use crate::msm_plan::{effective_terms, first_pass_share, msm_passes, pass_ranges, WindowPlan};
+use crate::msm_plan::{first_pass_share, msm_passes, pass_ranges, WindowPlan};
 use crate::{CudaError, Layout, MsmOptions};
 
 use super::{BaseTable, Scalars};
@@ -38,7 +38,7 @@ impl PassPlan {
     pub(super) fn new(
         table: BaseTable<'_>,
         scalars: Scalars<'_>,
-        density: Option<&[u64]>,
+        included: usize,
         options: &MsmOptions,
         n: usize,
     ) -> Result<PassPlan, CudaError> {
@@ -48,7 +48,6 @@ impl PassPlan {
         // comes from the plan for every included scalar; a single pass plans
         // again from the general scalars once they are classified.
         let on_device = matches!(scalars, Scalars::Device { .. });
-        let included = effective_terms(n, density);
         let first_plan = choose(included, table, options);
         let passes = if table.overlap_upload && !on_device {
             let nb = first_plan.wset as usize * (1usize << (first_plan.c - 1));
