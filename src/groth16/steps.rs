@@ -287,6 +287,9 @@ fn compose_g1_side(
     };
     times.h = lap.next();
     let asg = &*asg;
+    // Only a witness the device keeps whole lets B_G2 run here (see
+    // device_msms); otherwise the finalizer decides.
+    let b_g2_may_run_here = matches!(&h, ComputedH::Device(w) if w.holds(WitnessPart::Aux));
     std::thread::scope(|scope| {
         // The aux MSMs' host share, and where B_G2 runs (a scan of B's
         // scalars), are made while the device runs H's MSM.
@@ -300,7 +303,7 @@ fn compose_g1_side(
                     (params.b_g1.len(), b_inputs(asg)[1]),
                 ],
             )?;
-            Ok((plans, b_g2_on_device(backend, asg)))
+            Ok((plans, b_g2_may_run_here && b_g2_on_device(backend, asg)))
         });
         let plans = move || {
             plans

@@ -53,6 +53,9 @@ impl<'a> Profiler<'a> {
         steps: &[(&'static str, Instant)],
     ) -> Self {
         let mut p = Self::new(b);
+        if !p.on {
+            return p;
+        }
         p.host_start = entered;
         let mut last = entered;
         for &(name, end) in steps {

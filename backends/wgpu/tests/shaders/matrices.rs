@@ -69,6 +69,17 @@ impl Shape {
 /// A random matrix of `rows` rows: 0..4 terms a row, `dense` rows with 24;
 /// `cols(row)` says where a row's columns lie. Coefficients +1, −1 and
 /// general entries, about a third each.
+/// A device on `b`'s field path whose bindings hold LIMIT bytes, so that
+/// small matrices and witnesses are cut into pieces and parts.
+fn limited_like(b: &WgpuDevice) -> WgpuDevice {
+    WgpuDevice::with_options(Options {
+        allow_int64: b.uses_int64(),
+        max_binding_bytes: Some(LIMIT),
+        ..options()
+    })
+    .unwrap()
+}
+
 fn random_matrix(
     r: &mut impl Rng,
     rows: usize,
@@ -213,12 +224,7 @@ fn abc_from_witness_matches_the_host() {
 fn abc_from_witness_in_pieces_and_parts() {
     // One field path: the pieces and parts are host code, the same on both.
     let Some(b) = backends().first() else { return };
-    let l = WgpuDevice::with_options(Options {
-        allow_int64: b.uses_int64(),
-        max_binding_bytes: Some(LIMIT),
-        ..options()
-    })
-    .unwrap();
+    let l = limited_like(b);
     eprintln!(
         "--- abc_from_witness_in_pieces_and_parts on the {} path",
         path(b)
@@ -451,12 +457,7 @@ fn first_unsatisfied_matches_the_host() {
 #[test]
 fn first_unsatisfied_in_chunks() {
     let Some(b) = backends().first() else { return };
-    let l = WgpuDevice::with_options(Options {
-        allow_int64: b.uses_int64(),
-        max_binding_bytes: Some(LIMIT),
-        ..options()
-    })
-    .unwrap();
+    let l = limited_like(b);
     eprintln!("--- first_unsatisfied_in_chunks on the {} path", path(b));
     let mut r = rng("first_unsatisfied_in_chunks");
     // chunks of 128 rows, two workgroups each: row 1000 is in chunk 7's
