@@ -169,9 +169,12 @@ fn same_as_bellperson_rounds(backend: Arc<dyn Backend>, kind: ProofKind, rounds:
     }
 }
 
+/// One round: the second round's path (a proof from the recorded shape) is
+/// the same for every kind, and the PoSt tests and the shapes test take it;
+/// PoRep's circuit makes each round most of a minute on two cores.
 #[test]
 fn cpu_porep_c2() {
-    same_as_bellperson(open_backend(BackendKind::Cpu).unwrap(), ProofKind::PoRep);
+    same_as_bellperson_rounds(open_backend(BackendKind::Cpu).unwrap(), ProofKind::PoRep, 1);
 }
 
 #[test]
@@ -190,11 +193,13 @@ fn cpu_window_post() {
     );
 }
 
+/// One round, as [`cpu_porep_c2`].
 #[test]
 fn cpu_snap_deals() {
-    same_as_bellperson(
+    same_as_bellperson_rounds(
         open_backend(BackendKind::Cpu).unwrap(),
         ProofKind::SnapDeals,
+        1,
     );
 }
 

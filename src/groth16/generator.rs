@@ -10,12 +10,12 @@
 use std::sync::Arc;
 
 use bellpepper_core::Circuit;
-use ff::{Field, PrimeField};
+use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand_core::RngCore;
 use rayon::prelude::*;
 
-use super::{Parameters, VerifyingKey};
+use super::{affine_batch, Parameters, VerifyingKey};
 use crate::backend::cpu::ntt;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
@@ -189,22 +189,6 @@ macro_rules! fixed_base {
                 FixedBase { table, bits }
             }
 
-            fn mul(&self, s: &Scalar) -> $proj {
-                let bytes = s.to_repr();
-                let per = self.bits / 8;
-                let mut acc = <$proj>::identity();
-                for (w, digit) in bytes.as_ref().chunks_exact(per).enumerate() {
-                    let d = digit
-                        .iter()
-                        .rev()
-                        .fold(0usize, |d, &byte| (d << 8) | byte as usize);
-                    if d != 0 {
-                        acc += &self.table[(w << self.bits) + d];
-                    }
-                }
-                acc
-            }
-
             /// k·G for every k, skipping the entries `keep` rejects, on `device`
             /// (the host's cores where None).
             fn mul_all(
@@ -240,9 +224,8 @@ macro_rules! fixed_base {
                 }
                 out.par_chunks_mut(1 << 12)
                     .zip(chosen.par_chunks(1 << 12))
-                    .for_each(|(o, s)| {
-                        let p: Vec<$proj> = s.iter().map(|s| self.mul(s)).collect();
-                        Self::to_affine(&p, o)
+                    .for_each_init(affine_batch::Scratch::default, |scratch, (o, s)| {
+                        affine_batch::products(&self.table, self.bits, s, o, scratch)
                     });
                 Ok(out)
             }
@@ -437,10 +420,16 @@ mod tests {
         for bits in [8, 16] {
             let t1 = FixedBase::<G1Affine>::new(g1, bits);
             let t2 = FixedBase::<G2Affine>::new(g2, bits);
-            for s in &scalars {
-                assert_eq!(t1.mul(s), g1 * s, "G1, {bits}-bit windows, {s:?}");
-                assert_eq!(t2.mul(s), g2 * s, "G2, {bits}-bit windows, {s:?}");
+            let p1 = t1.mul_all(&scalars, |_| true, None).unwrap();
+            let p2 = t2.mul_all(&scalars, |_| true, None).unwrap();
+            for (i, s) in scalars.iter().enumerate() {
+                assert_eq!(p1[i], (g1 * s).to_affine(), "G1, {bits}-bit windows, {s:?}");
+                assert_eq!(p2[i], (g2 * s).to_affine(), "G2, {bits}-bit windows, {s:?}");
             }
+            // `keep` leaves entries out, and the rest stay in order.
+            let odd = t1.mul_all(&scalars, |i| i % 2 == 1, None).unwrap();
+            let want: Vec<G1Affine> = p1.iter().skip(1).step_by(2).copied().collect();
+            assert_eq!(odd, want, "{bits}-bit windows, odd entries");
         }
     }
 

@@ -2,6 +2,7 @@
 //! and their file format, proofs, the generator, the steps of one proof, the prover
 //! that runs them, and the verifier.
 
+mod affine_batch;
 mod aux_plans;
 mod encoding;
 mod generator;
