@@ -138,6 +138,98 @@ fn expected(kind: ProofKind, r: &[Scalar], s: &[Scalar]) -> Vec<u8> {
     }
 }
 
+/// bellperson's proofs of this fixture's PoRep and SnapDeals circuits, kept
+/// here because bellperson's own prover takes most of a minute on them on two
+/// cores. A line per kind: its name, a digest of everything that decides the
+/// proof (the verifying key, the request, r and s) and the proof, both in hex.
+/// `recorded_bellperson_proofs_are_current` checks them against bellperson
+/// and, with CROSSGROTH_RECORD_BELLPERSON=1, writes them.
+const RECORDED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/bellperson-2KiB.txt"
+);
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn params_of(kind: ProofKind) -> CircuitParams {
+    Registered::for_sector_size(SIZE)
+        .unwrap()
+        .params(kind)
+        .unwrap()
+}
+
+fn inputs_digest(kind: ProofKind, r: &[Scalar], s: &[Scalar]) -> String {
+    use ff::PrimeField;
+    let vk_path = fixture().params_dir.join(params_of(kind).vk_file());
+    let vk = std::fs::read(&vk_path).unwrap();
+    let mut h = blake2b_simd::Params::new().hash_length(32).to_state();
+    h.update(&vk);
+    h.update(format!("{:?}", request(kind)).as_bytes());
+    for x in r.iter().chain(s) {
+        h.update(x.to_repr().as_ref());
+    }
+    hex(h.finalize().as_bytes())
+}
+
+/// The recorded bellperson proof of `kind` with (r, s); a fixture that changed
+/// since it was recorded is a failure that says how to record it again.
+fn recorded(kind: ProofKind, r: &[Scalar], s: &[Scalar]) -> Vec<u8> {
+    let text = std::fs::read_to_string(RECORDED).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.split(' ').next() == Some(format!("{kind:?}").as_str()))
+        .unwrap_or_else(|| panic!("{RECORDED} has no line for {kind:?}"));
+    let fields: Vec<&str> = line.split(' ').collect();
+    assert_eq!(
+        fields[1],
+        inputs_digest(kind, r, s),
+        "{kind:?}'s fixture (parameters, sector or randomness) changed since bellperson's proof \
+         was recorded: record it again with CROSSGROTH_RECORD_BELLPERSON=1 cargo test \
+         --release -p crossgroth-filecoin --test kinds -- --ignored \
+         recorded_bellperson_proofs_are_current"
+    );
+    (0..fields[2].len() / 2)
+        .map(|i| u8::from_str_radix(&fields[2][2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
+/// The reference bytes of `kind`: bellperson's proofs, recorded for the kinds
+/// whose bellperson proofs take minutes, made here for the others.
+fn reference(kind: ProofKind, r: &[Scalar], s: &[Scalar]) -> Vec<u8> {
+    match kind {
+        ProofKind::PoRep | ProofKind::SnapDeals => recorded(kind, r, s),
+        ProofKind::WinningPoSt | ProofKind::WindowPoSt => expected(kind, r, s),
+    }
+}
+
+/// The recorded proofs equal bellperson's on this fixture (CROSSGROTH_RECORD_
+/// BELLPERSON=1: writes them instead).
+#[test]
+#[ignore = "bellperson's PoRep and SnapDeals proofs take minutes on two cores"]
+fn recorded_bellperson_proofs_are_current() {
+    let write = std::env::var("CROSSGROTH_RECORD_BELLPERSON").as_deref() == Ok("1");
+    let mut lines = Vec::new();
+    for kind in [ProofKind::PoRep, ProofKind::SnapDeals] {
+        let (r, s) = rs(partitions(kind), 1);
+        let live = expected(kind, &r, &s);
+        if write {
+            lines.push(format!(
+                "{kind:?} {} {}",
+                inputs_digest(kind, &r, &s),
+                hex(&live)
+            ));
+        } else {
+            assert_eq!(recorded(kind, &r, &s), live, "{kind:?}");
+        }
+    }
+    if write {
+        std::fs::create_dir_all(std::path::Path::new(RECORDED).parent().unwrap()).unwrap();
+        std::fs::write(RECORDED, lines.join("\n") + "\n").unwrap();
+    }
+}
+
 fn partitions(kind: ProofKind) -> usize {
     match kind {
         ProofKind::PoRep => 1,
@@ -157,7 +249,7 @@ fn same_as_bellperson(backend: Arc<dyn Backend>, kind: ProofKind) {
 fn same_as_bellperson_rounds(backend: Arc<dyn Backend>, kind: ProofKind, rounds: usize) {
     let prover = prover(backend);
     let (r, s) = rs(partitions(kind), 1);
-    let want = expected(kind, &r, &s);
+    let want = reference(kind, &r, &s);
     for round in 0..rounds {
         let id = format!("{kind:?}-{round}");
         let out = prover
