@@ -12,9 +12,12 @@
 //! - the retry rule: the same request id with the same inputs is the same job,
 //!   with other inputs a new job that proves them.
 //!
-//! The tests take turns (one lock): each reads the whole process's memory.
+//! The tests take turns (one lock): each reads the whole process's memory. The
+//! 30-minute soak (`soak.rs`, ignored) shares this binary.
 
 mod common;
+#[path = "residency/soak.rs"]
+mod soak;
 
 use std::sync::Arc;
 use std::time::Duration;
