@@ -141,17 +141,14 @@ fn expected(kind: ProofKind, r: &[Scalar], s: &[Scalar]) -> Vec<u8> {
 /// bellperson's proofs of this fixture's PoRep and SnapDeals circuits, kept
 /// here because bellperson's own prover takes most of a minute on them on two
 /// cores. A line per kind: its name, a digest of everything that decides the
-/// proof (the verifying key, the request, r and s) and the proof, both in hex.
+/// proof (the verifying key, whose points depend on every value of the
+/// parameters' toxic waste; the request; r and s) and the proof, both in hex.
 /// `recorded_bellperson_proofs_are_current` checks them against bellperson
 /// and, with CROSSGROTH_RECORD_BELLPERSON=1, writes them.
 const RECORDED: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/data/bellperson-2KiB.txt"
 );
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 fn params_of(kind: ProofKind) -> CircuitParams {
     Registered::for_sector_size(SIZE)
@@ -170,7 +167,7 @@ fn inputs_digest(kind: ProofKind, r: &[Scalar], s: &[Scalar]) -> String {
     for x in r.iter().chain(s) {
         h.update(x.to_repr().as_ref());
     }
-    hex(h.finalize().as_bytes())
+    hex::encode(h.finalize().as_bytes())
 }
 
 /// The recorded bellperson proof of `kind` with (r, s); a fixture that changed
@@ -190,9 +187,7 @@ fn recorded(kind: ProofKind, r: &[Scalar], s: &[Scalar]) -> Vec<u8> {
          --release -p crossgroth-filecoin --test kinds -- --ignored \
          recorded_bellperson_proofs_are_current"
     );
-    (0..fields[2].len() / 2)
-        .map(|i| u8::from_str_radix(&fields[2][2 * i..2 * i + 2], 16).unwrap())
-        .collect()
+    hex::decode(fields[2]).unwrap()
 }
 
 /// The reference bytes of `kind`: bellperson's proofs, recorded for the kinds
@@ -218,7 +213,7 @@ fn recorded_bellperson_proofs_are_current() {
             lines.push(format!(
                 "{kind:?} {} {}",
                 inputs_digest(kind, &r, &s),
-                hex(&live)
+                hex::encode(&live)
             ));
         } else {
             assert_eq!(recorded(kind, &r, &s), live, "{kind:?}");
@@ -429,10 +424,7 @@ fn shapes_kept_on_disk_are_read_after_a_restart_and_never_trusted_corrupt() {
     let dir = tempfile::tempdir().unwrap();
     let (r, s) = rs(partitions(kind), 3);
     let want = expected(kind, &r, &s);
-    let p = Registered::for_sector_size(2 << 10)
-        .unwrap()
-        .params(kind)
-        .unwrap();
+    let p = params_of(kind);
     let run = |id: &str| {
         let prover = prover_keeping_shapes(
             open_backend(BackendKind::Cpu).unwrap(),
