@@ -138,9 +138,9 @@ fn expected(kind: ProofKind, r: &[Scalar], s: &[Scalar]) -> Vec<u8> {
     }
 }
 
-/// bellperson's proofs of this fixture's PoRep and SnapDeals circuits, kept
-/// here because bellperson's own prover takes most of a minute on them on two
-/// cores. A line per kind: its name, a digest of everything that decides the
+/// bellperson's proofs of this fixture's PoRep, SnapDeals and WinningPoSt
+/// circuits, kept here because bellperson's own prover takes most of a minute
+/// on the first two on two cores, and the third is proved by three tests. A line per kind: its name, a digest of everything that decides the
 /// proof (the verifying key, whose points depend on every value of the
 /// parameters' toxic waste; the request; r and s) and the proof, both in hex.
 /// `recorded_bellperson_proofs_are_current` checks them against bellperson
@@ -190,12 +190,20 @@ fn recorded(kind: ProofKind, r: &[Scalar], s: &[Scalar]) -> Vec<u8> {
     hex::decode(fields[2]).unwrap()
 }
 
-/// The reference bytes of `kind`: bellperson's proofs, recorded for the kinds
-/// whose bellperson proofs take minutes, made here for the others.
+/// The kinds whose bellperson proofs are recorded (WindowPoSt's is made live,
+/// so that one kind's comparison runs bellperson in every test run).
+const RECORDED_KINDS: [ProofKind; 3] = [
+    ProofKind::PoRep,
+    ProofKind::SnapDeals,
+    ProofKind::WinningPoSt,
+];
+
+/// The reference bytes of `kind`: bellperson's proofs, recorded or made here.
 fn reference(kind: ProofKind, r: &[Scalar], s: &[Scalar]) -> Vec<u8> {
-    match kind {
-        ProofKind::PoRep | ProofKind::SnapDeals => recorded(kind, r, s),
-        ProofKind::WinningPoSt | ProofKind::WindowPoSt => expected(kind, r, s),
+    if RECORDED_KINDS.contains(&kind) {
+        recorded(kind, r, s)
+    } else {
+        expected(kind, r, s)
     }
 }
 
@@ -206,7 +214,7 @@ fn reference(kind: ProofKind, r: &[Scalar], s: &[Scalar]) -> Vec<u8> {
 fn recorded_bellperson_proofs_are_current() {
     let write = std::env::var("CROSSGROTH_RECORD_BELLPERSON").as_deref() == Ok("1");
     let mut lines = Vec::new();
-    for kind in [ProofKind::PoRep, ProofKind::SnapDeals] {
+    for kind in RECORDED_KINDS {
         let (r, s) = rs(partitions(kind), 1);
         let live = expected(kind, &r, &s);
         if write {
@@ -330,7 +338,7 @@ fn cuda_every_kind() {
 }
 
 /// PoRep and SnapDeals on lavapipe take too long for CI: checked on the GPU
-/// machine (`scripts/device/filecoin.sh` runs the ignored tests).
+/// machine (`scripts/device/run.sh` and `portable.sh` run the ignored tests).
 #[test]
 #[ignore = "minutes on lavapipe: run on a GPU machine with --include-ignored"]
 fn wgpu_porep_c2_and_snap_deals() {
@@ -340,15 +348,19 @@ fn wgpu_porep_c2_and_snap_deals() {
     }
 }
 
-/// One round on lavapipe: the second round's path (a reused prover) is the
-/// cpu tests' and the GPU machine's.
+/// WinningPoSt is WindowPoSt's circuit with more challenges, and over a
+/// minute on lavapipe: [`wgpu_window_post`] proves the PoSt circuit there, and
+/// the GPU machine runs this one.
 #[test]
+#[ignore = "a minute on lavapipe: run on a GPU machine with --include-ignored"]
 fn wgpu_winning_post() {
     if let Some(b) = wgpu() {
         same_as_bellperson_rounds(b, ProofKind::WinningPoSt, 1);
     }
 }
 
+/// One round on lavapipe: the second round's path (a reused prover) is the
+/// cpu tests' and the GPU machine's.
 #[test]
 fn wgpu_window_post() {
     if let Some(b) = wgpu() {
@@ -417,10 +429,11 @@ fn a_tampered_c1_output_is_refused_before_proving() {
 
 /// A restarted prover reads the shape its predecessor kept on disk instead of
 /// recording it; a corrupt file is refused and recorded again; every proof is
-/// bellperson's bytes.
+/// bellperson's bytes. WindowPoSt: the smallest circuit, and what is kept is
+/// the same for every kind.
 #[test]
 fn shapes_kept_on_disk_are_read_after_a_restart_and_never_trusted_corrupt() {
-    let kind = ProofKind::WinningPoSt;
+    let kind = ProofKind::WindowPoSt;
     let dir = tempfile::tempdir().unwrap();
     let (r, s) = rs(partitions(kind), 3);
     let want = expected(kind, &r, &s);

@@ -34,7 +34,8 @@ pub struct Fixture {
 /// settings once per process, so they are set first. With
 /// `CROSSGROTH_TEST_FILECOIN_PARAMS=<dir>` the parameters are kept there and
 /// shared with the other test binaries (CI sets it: each binary would
-/// otherwise spend about 20 s on the same two sets).
+/// otherwise spend about 20 s on the same two sets); all of them write with
+/// seed 11, so the shared sets are the same whichever binary wrote them.
 pub fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
@@ -48,7 +49,7 @@ pub fn fixture() -> &'static Fixture {
         let sector =
             test_sector::make(2048, &[TestKind::PoSt], &dir.path().join("sector"), 3).unwrap();
         for kind in [ProofKind::WinningPoSt, ProofKind::WindowPoSt] {
-            write_insecure_params(kind, 2048, &params_dir, 5, None).unwrap();
+            write_insecure_params(kind, 2048, &params_dir, 11, None).unwrap();
         }
         Fixture {
             _dir: dir,

@@ -5,15 +5,14 @@
 //! messages; shutdown with a proof in flight. PoSt only: their parameters take
 //! seconds to generate (PoRep's and SnapDeals' take minutes on two cores).
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use crossgroth_daemon::{client, pb, Listen};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_rpc_over_loopback() {
+    let _turn = crate::shared_turn().await;
     let mut cfg = config();
     cfg.status_listen = Some("127.0.0.1:0".into());
     let (server, addr) = start(cfg).await;
@@ -167,6 +166,7 @@ async fn every_rpc_over_loopback() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idempotent_resubmission_and_cancel_while_queued() {
+    let _turn = crate::shared_turn().await;
     let mut cfg = config();
     cfg.jobs_in_flight = 1;
     let (server, addr) = start(cfg).await;
@@ -245,6 +245,7 @@ async fn idempotent_resubmission_and_cancel_while_queued() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_fail_alone() {
+    let _turn = crate::shared_turn().await;
     let mut cfg = config();
     cfg.max_message_bytes = 1 << 20;
     let (server, addr) = start(cfg).await;
@@ -332,6 +333,7 @@ async fn bad_requests_fail_alone() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unix_socket_owner_only_and_shutdown_finishes_running_proofs() {
+    let _turn = crate::shared_turn().await;
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cuzk.sock");
@@ -369,6 +371,7 @@ async fn unix_socket_owner_only_and_shutdown_finishes_running_proofs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn preloaded_sets_are_resident_before_the_first_request() {
+    let _turn = crate::shared_turn().await;
     let mut cfg = config();
     cfg.status_listen = Some("127.0.0.1:0".into());
     cfg.preload = vec!["winning-2k".into(), "wpost-2k".into()];

@@ -18,21 +18,18 @@
 //! - status polls while a proof holds the device: answered from what the device
 //!   reports without waiting for it (Curio asks before every task).
 //!
-//! The tests of this file take turns (one lock): one removes a parameter file the
-//! others would read, and timings on two cores mean more one at a time.
-
-mod common;
+//! Each test runs alone in the process ([`crate::sole_turn`]): one moves aside a
+//! parameter file the others read, and timings on two cores mean more one at a
+//! time.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use crossgroth::backend::simulated::SimulatedDevice;
 use crossgroth::backend::Backend;
 use crossgroth_daemon::decode::Circuit;
 use crossgroth_daemon::{pb, Listen};
-
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// A simulated device: the device steps of a proof hold it for `g1` (results are
 /// computed on the CPU, so proofs verify).
@@ -42,7 +39,7 @@ fn device(d: SimulatedDevice) -> Vec<Arc<dyn Backend>> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_while_running_returns_the_memory_and_the_next_job_proves() {
-    let _turn = SERIAL.lock().await;
+    let _turn = crate::sole_turn().await;
     let g1 = Duration::from_secs(3);
     let (server, addr) = start_with(config(), device(SimulatedDevice::new(g1))).await;
     let engine = server.daemon().engine().clone();
@@ -118,7 +115,7 @@ async fn cancel_while_running_returns_the_memory_and_the_next_job_proves() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_polls_while_a_proof_holds_the_device_do_not_wait_for_it() {
-    let _turn = SERIAL.lock().await;
+    let _turn = crate::sole_turn().await;
     let g1 = Duration::from_secs(3);
     let total = 64usize << 30;
     let sim = Arc::new(SimulatedDevice::new(g1).with_memory(total));
@@ -169,7 +166,7 @@ async fn status_polls_while_a_proof_holds_the_device_do_not_wait_for_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_gone_mid_prove_leaves_its_job_running_and_a_retry_gets_its_proof() {
-    let _turn = SERIAL.lock().await;
+    let _turn = crate::sole_turn().await;
     let g1 = Duration::from_secs(2);
     let (server, addr) = start_with(config(), device(SimulatedDevice::new(g1))).await;
     let engine = server.daemon().engine().clone();
@@ -235,7 +232,7 @@ impl Drop for Restore {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_parameter_file_removed_while_serving_fails_its_kind_alone() {
-    let _turn = SERIAL.lock().await;
+    let _turn = crate::sole_turn().await;
     let (server, addr) = start(config()).await;
     let mut c = connect(&addr).await;
     let r = prove(&mut c, winning("before")).await;
@@ -307,7 +304,7 @@ async fn a_parameter_file_removed_while_serving_fails_its_kind_alone() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_device_error_fails_its_job_alone_and_a_lost_device_is_refused_clearly() {
-    let _turn = SERIAL.lock().await;
+    let _turn = crate::sole_turn().await;
     let g1 = Duration::from_millis(50);
 
     // The device's first critical path fails: that job fails, the other proves.
@@ -448,7 +445,7 @@ async fn a_device_error_fails_its_job_alone_and_a_lost_device_is_refused_clearly
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_proves_an_old_request_id_again_as_a_new_job() {
-    let _turn = SERIAL.lock().await;
+    let _turn = crate::sole_turn().await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cuzk.sock");
     let mut cfg = config();
@@ -502,7 +499,7 @@ async fn a_restart_proves_an_old_request_id_again_as_a_new_job() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_registered_proof_of_each_kind_is_refused_by_name() {
-    let _turn = SERIAL.lock().await;
+    let _turn = crate::sole_turn().await;
     let (server, addr) = start(config()).await;
     let mut c = connect(&addr).await;
     let porep = pb::SubmitProofRequest {
@@ -566,7 +563,7 @@ async fn an_unknown_registered_proof_of_each_kind_is_refused_by_name() {
 /// file again and proves, instead of failing for want of the released queries.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn released_host_copies_are_read_again_after_a_device_error() {
-    let _turn = SERIAL.lock().await;
+    let _turn = crate::sole_turn().await;
     let g1 = Duration::from_millis(20);
     let full = {
         let cache = crossgroth_filecoin::ParamsCache::open(&fixture().params_dir).unwrap();
@@ -641,7 +638,7 @@ async fn released_host_copies_are_read_again_after_a_device_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_parameter_file_unlike_filecoins_digest_is_refused_by_name() {
-    let _turn = SERIAL.lock().await;
+    let _turn = crate::sole_turn().await;
     // The fixture's parameters are random (insecure) sets under Filecoin's
     // file names: their digests are not the ones Filecoin publishes.
     let mut cfg = config();

@@ -12,23 +12,20 @@
 //! - the retry rule: the same request id with the same inputs is the same job,
 //!   with other inputs a new job that proves them.
 //!
-//! The tests take turns (one lock): each reads the whole process's memory. The
-//! 30-minute soak (`soak.rs`, ignored) shares this binary.
+//! Each test runs alone in the process ([`crate::sole_turn`]): each reads the
+//! whole process's memory. The 30-minute soak (`soak.rs`, ignored) is one of
+//! them.
 
-mod common;
-#[path = "residency/soak.rs"]
 mod soak;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use crossgroth::backend::simulated::SimulatedDevice;
 use crossgroth::backend::Backend;
 use crossgroth_daemon::pb;
 use crossgroth_filecoin::ProofKind;
-
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Resident memory once the allocator has handed back what earlier tests of
 /// this process freed, so that a level taken now is not lowered later.
@@ -117,7 +114,7 @@ async fn completed(c: &mut Client, r: pb::SubmitProofRequest) -> pb::AwaitProofR
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn evict_and_reload_cycles_return_the_memory() {
-    let _turn = SERIAL.lock().await;
+    let _turn = crate::sole_turn().await;
     let set = set_file_bytes(ProofKind::WindowPoSt);
     let (server, addr) = start(config()).await;
     let mut c = connect(&addr).await;
@@ -183,7 +180,7 @@ async fn evict_and_reload_cycles_return_the_memory() {
 /// the budget.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_set_is_evicted_when_another_needs_the_room() {
-    let _turn = SERIAL.lock().await;
+    let _turn = crate::sole_turn().await;
     let winning_set = set_file_bytes(ProofKind::WinningPoSt);
     let window_set = set_file_bytes(ProofKind::WindowPoSt);
     let larger = winning_set.max(window_set);
@@ -203,7 +200,7 @@ async fn an_idle_set_is_evicted_when_another_needs_the_room() {
     let (server, addr) = start(cfg).await;
     let mut c = connect(&addr).await;
     let mut peak = 0;
-    for i in 0..3 {
+    for i in 0..2 {
         let w = completed(&mut c, winning(&format!("idle-w{i}"))).await;
         verify_post(winning_request(), &w.proof);
         peak = peak.max(rss_anon());
@@ -225,7 +222,8 @@ async fn an_idle_set_is_evicted_when_another_needs_the_room() {
     }
     let m = metrics(&mut c).await;
     let evictions = metric(&m, "crossgroth_srs_evictions_total");
-    assert!(evictions >= 5.0, "{evictions} evictions:\n{m}");
+    // Two rounds load four sets: each after the first evicted the one before.
+    assert!(evictions >= 3.0, "{evictions} evictions:\n{m}");
     eprintln!(
         "idle eviction: sets {:.1} + {:.1} MiB, budget {:.1} MiB, peak {:.1} MiB, {evictions} evictions",
         mib(winning_set),
@@ -246,7 +244,7 @@ async fn an_idle_set_is_evicted_when_another_needs_the_room() {
 /// Four cold requests of one kind at once read the set once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cold_requests_at_once_read_the_set_once() {
-    let _turn = SERIAL.lock().await;
+    let _turn = crate::sole_turn().await;
     let set = set_file_bytes(ProofKind::WindowPoSt);
     let level = settled_rss();
     let budget = level + 2 * set + (64 << 20);
@@ -297,7 +295,7 @@ async fn cold_requests_at_once_read_the_set_once() {
 /// finishes with a valid proof.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_set_evicted_while_in_use_is_freed_when_its_job_ends() {
-    let _turn = SERIAL.lock().await;
+    let _turn = crate::sole_turn().await;
     let set = set_file_bytes(ProofKind::WindowPoSt);
     // The device holds each proof for 3 s: long enough to evict meanwhile.
     let device: Vec<Arc<dyn Backend>> = vec![SimulatedDevice::new(Duration::from_secs(3)).shared()];
@@ -351,7 +349,7 @@ async fn a_set_evicted_while_in_use_is_freed_when_its_job_ends() {
 /// The same request id names a job only with the same inputs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_id_with_other_inputs_is_a_new_job() {
-    let _turn = SERIAL.lock().await;
+    let _turn = crate::sole_turn().await;
     let (server, addr) = start(config()).await;
     let mut c = connect(&addr).await;
     let id = "wdpost-1000-0-[1 2 3 4 5 6 7 8]";

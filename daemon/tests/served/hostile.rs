@@ -8,16 +8,13 @@
 //! passes filecoin-proofs-api's verifier.
 //!
 //! PoRep C2 and SnapDeals parameters take minutes on two cores:
-//! `CROSSGROTH_TEST_FILECOIN_PARAMS=<dir>` shares them with the other tests (CI
-//! sets it); they are written with the same seed (11) as theirs.
+//! `CROSSGROTH_TEST_FILECOIN_PARAMS=<dir>` shares them with the other test
+//! binaries (CI sets it); they are written with the same seed (11) as theirs.
 
-mod common;
-
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{post_submit, post_verifies, Client, JobStatus};
+use crate::common::{post_submit, post_verifies, Client, JobStatus};
 use crossgroth::backend::{open_backend, BackendKind};
 use crossgroth_daemon::{pb, Budget, Config, Listen, Server};
 use crossgroth_filecoin::test_sector::{self, TestKind, TestSector};
@@ -649,14 +646,13 @@ fn valid_submits(sector: &TestSector) -> Vec<(ProofKind, pb::SubmitProofRequest)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mutated_requests_of_every_kind_are_refused_by_name_without_a_panic() {
+    let _turn = crate::shared_turn().await;
     count_panics();
     let dir = tempfile::tempdir().unwrap();
-    let params_dir = std::env::var_os("CROSSGROTH_TEST_FILECOIN_PARAMS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| dir.path().join("params"));
-    std::fs::create_dir_all(&params_dir).unwrap();
-    std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
-    std::env::set_var("FIL_PROOFS_PARENT_CACHE", dir.path().join("parents"));
+    // filecoin-proofs' verifiers read their keys from the parameter cache of
+    // the process's settings, which the binary's fixture set: the PoRep and
+    // SnapDeals parameters go beside its PoSt ones.
+    let params_dir = crate::common::fixture().params_dir.clone();
     let kinds = [TestKind::PoRep, TestKind::PoSt, TestKind::Snap];
     let sector = test_sector::make(2048, &kinds, &dir.path().join("sector"), 17).unwrap();
     for kind in ProofKind::ALL {

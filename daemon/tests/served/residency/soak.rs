@@ -16,8 +16,8 @@
 //! reports is raised by a leak, not by the allocator's swings.
 //!
 //! About 30 minutes on two cores, so not part of `cargo test`:
-//! `MALLOC_ARENA_MAX=2 cargo test --release -p crossgroth-daemon --test residency -- --ignored --nocapture`
-//! (it shares the residency tests' binary and takes their turns)
+//! `MALLOC_ARENA_MAX=2 cargo test --release -p crossgroth-daemon --test served -- --ignored --nocapture`
+//! (it shares the served binary and runs alone in it)
 //! (`CROSSGROTH_SOAK_PROOFS=N` for another count).
 
 use std::sync::{Arc, Mutex};
@@ -41,7 +41,7 @@ fn mean(v: &[u64]) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "a 30-minute soak: run with --ignored"]
 async fn a_thousand_mixed_proofs_with_evictions_keep_memory_flat() {
-    let _turn = super::SERIAL.lock().await;
+    let _turn = crate::sole_turn().await;
     if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
         eprintln!("soak: MALLOC_ARENA_MAX is not set: idle levels will swing with glibc's arenas");
     }
