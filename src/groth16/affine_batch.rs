@@ -116,7 +116,7 @@ pub(crate) fn add_pairs<A: AffineCoords>(
 pub(crate) fn products<A: AffineCoords>(
     table: &[A],
     bits: usize,
-    scalars: &[&Scalar],
+    scalars: &[Scalar],
     out: &mut [A],
     scratch: &mut Scratch<A>,
 ) {

@@ -15,7 +15,7 @@ use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand_core::RngCore;
 use rayon::prelude::*;
 
-use super::{affine_batch, Parameters, VerifyingKey};
+use super::{affine_batch, qap, Parameters, VerifyingKey};
 use crate::backend::cpu::ntt;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
@@ -94,35 +94,6 @@ pub fn generate_random_parameters_for_shape<R: RngCore>(
     generate_parameters(shape, g1, g2, [alpha, beta, gamma, delta, tau], options)
 }
 
-/// Per-variable evaluations at τ of the A, B and C polynomials.
-struct QapAtTau {
-    at: Vec<Scalar>,
-    bt: Vec<Scalar>,
-    ct: Vec<Scalar>,
-}
-
-fn evaluate_qap(shape: &RecordedShape, lagrange: &[Scalar]) -> QapAtTau {
-    let vars = shape.num_inputs() + shape.num_aux();
-    let index = |v: crate::synthesis::Var| match v {
-        crate::synthesis::Var::Input(i) => i,
-        crate::synthesis::Var::Aux(i) => shape.num_inputs() + i,
-    };
-    let eval = |m: &crate::synthesis::Csr| {
-        let mut out = vec![Scalar::ZERO; vars];
-        for (row, &l) in lagrange.iter().enumerate().take(m.rows()) {
-            for (v, k) in m.row(row) {
-                out[index(v)] += shape.coeffs[k as usize] * l;
-            }
-        }
-        out
-    };
-    let (at, (bt, ct)) = rayon::join(
-        || eval(&shape.a),
-        || rayon::join(|| eval(&shape.b), || eval(&shape.c)),
-    );
-    QapAtTau { at, bt, ct }
-}
-
 /// A fixed-base table: d·2^(bits·w)·G for every window w of `bits` bits and digit
 /// d. The device's kernel takes 8-bit windows (a table that stays in its L2
 /// cache); the CPU takes 16-bit windows for large setups, half the additions a
@@ -189,30 +160,14 @@ macro_rules! fixed_base {
                 FixedBase { table, bits }
             }
 
-            /// k·G for every k, skipping the entries `keep` rejects, on `device`
-            /// (the host's cores where None).
+            /// k·G for every k, on `device` (the host's cores where None).
             fn mul_all(
                 &self,
                 scalars: &[Scalar],
-                keep: impl Fn(usize) -> bool + Sync,
                 device: Option<&dyn Backend>,
             ) -> Result<Vec<$aff>> {
-                let chosen: Vec<&Scalar> = scalars
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| keep(*i))
-                    .map(|(_, s)| s)
-                    .collect();
-                let mut out = identities::<$aff>(chosen.len());
+                let mut out = identities::<$aff>(scalars.len());
                 if let Some(dev) = device {
-                    let owned: Vec<Scalar>;
-                    let scalars = if chosen.len() == scalars.len() {
-                        scalars
-                    } else {
-                        owned = chosen.iter().map(|s| **s).collect();
-                        &owned
-                    };
-                    drop(chosen);
                     let failed = |message: String| Error::Backend {
                         backend: dev.name(),
                         message: format!("setup: {message}"),
@@ -223,7 +178,7 @@ macro_rules! fixed_base {
                     return Ok(out);
                 }
                 out.par_chunks_mut(1 << 12)
-                    .zip(chosen.par_chunks(1 << 12))
+                    .zip(scalars.par_chunks(1 << 12))
                     .for_each_init(affine_batch::Scratch::default, |scratch, (o, s)| {
                         affine_batch::products(&self.table, self.bits, s, o, scratch)
                     });
@@ -260,6 +215,23 @@ fn identities<A: PrimeCurveAffine>(n: usize) -> Vec<A> {
     out
 }
 
+/// Host bytes a setup of `shape` holds at its peak besides the parameters it
+/// returns: τ's powers and their Lagrange coefficients, or the coefficients
+/// and the queries' scalars (`qap`), whichever is more, and the fixed-base
+/// tables. A caller that charges a memory budget for a setup charges this
+/// with the parameters.
+pub fn setup_scratch_bytes(shape: &RecordedShape, options: &SetupOptions<'_>) -> Result<usize> {
+    let m = 1usize << log_domain(shape.num_rows())?;
+    let scalars = m * std::mem::size_of::<Scalar>();
+    let bits = window_bits(options.device(), m);
+    let entries = (256 / bits) << bits;
+    let tables = entries
+        * (std::mem::size_of::<G1Affine>()
+            + std::mem::size_of::<G2Affine>()
+            + std::mem::size_of::<G2Projective>());
+    Ok((2 * scalars).max(scalars + qap::scratch_bytes(shape)) + tables)
+}
+
 /// Parameters for `shape` from explicit toxic waste [α, β, γ, δ, τ] and generators.
 pub(crate) fn generate_parameters(
     shape: &RecordedShape,
@@ -287,70 +259,46 @@ pub(crate) fn generate_parameters(
         None => ntt::ntt(&mut lagrange, true)?,
         Some(dev) => dev.ntt(&mut lagrange, true)?,
     }
-    let lagrange_s = started.elapsed().as_secs_f64();
-    let qap = evaluate_qap(shape, &lagrange);
-    drop(lagrange);
     log::info!(
-        "setup of 2^{log}: τ's powers and Lagrange coefficients in {lagrange_s:.2} s, the QAP at τ in {:.2} s",
-        started.elapsed().as_secs_f64() - lagrange_s
+        "setup of 2^{log}: τ's powers and Lagrange coefficients in {:.2} s",
+        started.elapsed().as_secs_f64()
     );
-
-    let ni = shape.num_inputs();
-    // Every aux variable must appear somewhere, or its L point is the identity.
-    if let Some(k) = (0..shape.num_aux()).find(|&k| {
-        let v = ni + k;
-        bool::from(qap.at[v].is_zero())
-            && bool::from(qap.bt[v].is_zero())
-            && bool::from(qap.ct[v].is_zero())
-    }) {
-        return Err(Error::UnconstrainedVariable(format!("aux {k}")));
-    }
 
     report("tables", 1, 6);
     let bits = window_bits(device, m);
     let t1 = FixedBase::<G1Affine>::new(g1, bits);
     let t2 = FixedBase::<G2Affine>::new(g2, bits);
 
+    // H first: τ's powers become its scalars in place, and are gone before
+    // the QAP's evaluations need the room.
     report("h", 2, 6);
     let z_over_delta = (tau.pow_vartime([m as u64]) - Scalar::ONE) * delta_inv;
-    let h_scalars: Vec<Scalar> = taus[..m - 1]
-        .par_iter()
-        .map(|t| *t * z_over_delta)
-        .collect();
-    let h = t1.mul_all(&h_scalars, |_| true, device)?;
+    let mut h_scalars = taus;
+    h_scalars.truncate(m - 1);
+    h_scalars.par_iter_mut().for_each(|t| *t *= z_over_delta);
+    let h = t1.mul_all(&h_scalars, device)?;
     drop(h_scalars);
-    drop(taus);
 
     report("ic and l", 3, 6);
-    let lc: Vec<Scalar> = (0..ni + shape.num_aux())
-        .into_par_iter()
-        .map(|v| {
-            let x = beta * qap.at[v] + alpha * qap.bt[v] + qap.ct[v];
-            if v < ni {
-                x * gamma_inv
-            } else {
-                x * delta_inv
-            }
-        })
-        .collect();
-    let ic = t1.mul_all(&lc[..ni], |_| true, device)?;
-    let l = t1.mul_all(&lc[ni..], |_| true, device)?;
-    drop(lc);
+    let started = std::time::Instant::now();
+    let qap::QueryScalars { a, b, mut abc } = qap::query_scalars(shape, lagrange, alpha, beta)?;
+    log::info!(
+        "setup of 2^{log}: the QAP at τ in {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    let ni = shape.num_inputs();
+    abc[..ni].par_iter_mut().for_each(|x| *x *= gamma_inv);
+    abc[ni..].par_iter_mut().for_each(|x| *x *= delta_inv);
+    let ic = t1.mul_all(&abc[..ni], device)?;
+    let l = t1.mul_all(&abc[ni..], device)?;
+    drop(abc);
 
     report("a", 4, 6);
-    let a_aux = shape.a_aux_density();
-    let a = t1.mul_all(&qap.at, |v| v < ni || a_aux.get(v - ni), device)?;
+    let a = t1.mul_all(&a, device)?;
     report("b", 5, 6);
-    let (b_in, b_aux) = (shape.b_input_density(), shape.b_aux_density());
-    let in_b = |v: usize| {
-        if v < ni {
-            b_in.get(v)
-        } else {
-            b_aux.get(v - ni)
-        }
-    };
-    let b_g1 = t1.mul_all(&qap.bt, in_b, device)?;
-    let b_g2 = t2.mul_all(&qap.bt, in_b, device)?;
+    let b_g1 = t1.mul_all(&b, device)?;
+    let b_g2 = t2.mul_all(&b, device)?;
+    drop(b);
     report("done", 6, 6);
 
     let vk = VerifyingKey {
@@ -420,16 +368,12 @@ mod tests {
         for bits in [8, 16] {
             let t1 = FixedBase::<G1Affine>::new(g1, bits);
             let t2 = FixedBase::<G2Affine>::new(g2, bits);
-            let p1 = t1.mul_all(&scalars, |_| true, None).unwrap();
-            let p2 = t2.mul_all(&scalars, |_| true, None).unwrap();
+            let p1 = t1.mul_all(&scalars, None).unwrap();
+            let p2 = t2.mul_all(&scalars, None).unwrap();
             for (i, s) in scalars.iter().enumerate() {
                 assert_eq!(p1[i], (g1 * s).to_affine(), "G1, {bits}-bit windows, {s:?}");
                 assert_eq!(p2[i], (g2 * s).to_affine(), "G2, {bits}-bit windows, {s:?}");
             }
-            // `keep` leaves entries out, and the rest stay in order.
-            let odd = t1.mul_all(&scalars, |i| i % 2 == 1, None).unwrap();
-            let want: Vec<G1Affine> = p1.iter().skip(1).step_by(2).copied().collect();
-            assert_eq!(odd, want, "{bits}-bit windows, odd entries");
         }
     }
 

@@ -10,6 +10,7 @@ mod params;
 pub mod placement;
 mod proof;
 mod prover;
+mod qap;
 mod query;
 pub mod steps;
 mod verifier;
@@ -17,7 +18,7 @@ mod verifier;
 pub use encoding::Digest;
 pub use generator::{
     generate_random_parameters, generate_random_parameters_for_shape,
-    generate_random_parameters_with, SetupOptions, SetupProgress,
+    generate_random_parameters_with, setup_scratch_bytes, SetupOptions, SetupProgress,
 };
 pub use params::{Parameters, ParamsLengths, ReadReport, SubgroupChecks, VerifyingKey};
 pub use proof::{Proof, PROOF_BYTES};

@@ -192,7 +192,13 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
     // Generated into the engine's resident sets, as a daemon loads a file:
     // charged to the budget before it starts, freed by eviction.
     let set_name = format!("bench-porep-{name}");
-    let expected = expected_params_bytes(shape);
+    let setup_options = SetupOptions {
+        device: Some(setup_backend.clone()),
+        progress: None,
+    };
+    // The generator's scratch is charged with the set while it runs.
+    let expected =
+        expected_params_bytes(shape) + groth16::setup_scratch_bytes(shape, &setup_options)?;
     type Generated = (groth16::Parameters, Option<Arc<RecordedShape>>);
     let generate = || -> std::result::Result<Generated, crossgroth::Error> {
         let stage = Stage::start("generating parameters (insecure, in memory)");
