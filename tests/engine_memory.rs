@@ -38,17 +38,7 @@ fn cpu_engine(workers: usize, budget: usize) -> Engine {
 
 /// A field of /proc/self/status in bytes ("VmRSS", "VmHWM").
 fn status_bytes(field: &str) -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status
-        .lines()
-        .find(|l| l.starts_with(&format!("{field}:")))
-        .unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<usize>()
-        .unwrap()
-        * 1024
+    crossgroth::engine::process_status_bytes(field).unwrap()
 }
 
 /// A setup's peak resident memory, read from the OS (Linux: the peak reset

@@ -53,17 +53,7 @@ const MARGIN: u64 = 128 << 20;
 
 /// A field of /proc/self/status in bytes ("VmRSS", "VmHWM").
 fn proc_status(field: &str) -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = s
-        .lines()
-        .find(|l| l.starts_with(&format!("{field}:")))
-        .unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<u64>()
-        .unwrap()
-        * 1024
+    crossgroth::engine::process_status_bytes(field).unwrap() as u64
 }
 
 fn mib(b: u64) -> f64 {

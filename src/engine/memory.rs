@@ -9,8 +9,16 @@ use std::time::{Duration, Instant};
 /// /proc/self/status, which leaves out file-backed pages such as memory-mapped
 /// parameter files). None where the system does not report it.
 pub fn resident_anon_bytes() -> Option<usize> {
+    process_status_bytes("RssAnon")
+}
+
+/// A memory field of this process's /proc/self/status in bytes (Linux:
+/// "VmRSS", "VmHWM", "RssAnon", ...). None where the system does not report it.
+pub fn process_status_bytes(field: &str) -> Option<usize> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+    let line = status
+        .lines()
+        .find(|l| l.split(':').next() == Some(field))?;
     let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }

@@ -27,7 +27,7 @@ mod workers;
 
 pub use handle::{JobCanceller, JobHandle};
 pub use job::{Job, Priority, Synthesizer};
-pub use memory::{resident_anon_bytes, Budget, BudgetUse, MemoryState};
+pub use memory::{process_status_bytes, resident_anon_bytes, Budget, BudgetUse, MemoryState};
 pub use resident::{recording_estimate, Eviction, ResidentSet, SetCounts, SetLease};
 pub use stats::{DeviceSummary, JobStages, RunSummary, StageSummary};
 
