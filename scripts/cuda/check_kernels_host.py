@@ -8,6 +8,8 @@ source the GPU runs is checked here, in CI, without a GPU. What runs:
 
 - fq_inverse_batch, both methods (divsteps, Fermat), on Montgomery-form
   elements: 0, 1, p - 1, R, powers of two, random;
+- fq_pipe_probe's chains of Fq products (with and without its FP64 limb
+  products beside them);
 - the G1 and G2 MSM accumulations (the XYZZ kernels) with the levels after
   them, on sorted bucket entries whose sums Python computes in affine coordinates: uniform buckets, one hot bucket, runs of a
   repeated point (doublings), P next to -P (the identity), identity bases,
@@ -319,6 +321,35 @@ def check_fq_inverse(exe, rng, quick):
         print(f"check_kernels_host: fq_inverse_batch ({method}): {len(xs)} Montgomery-form inverses equal Python's")
 
 
+def check_fq_pipe_probe(exe, rng):
+    """fq_pipe_probe's Fq products: each group of four elements times the
+    group's first element, ROUNDS times (Montgomery products); with FP64 limb
+    products as well, only the first element's lowest limb may differ."""
+    rinv = pow(R, -1, P)
+    xs = [rng.randrange(P) for _ in range(4 * 9)] + [0, 1, P - 1, R]
+    feed = "".join(limbs(x) + "\n" for x in xs)
+    rounds = 5
+    want = []
+    for g in range(0, len(xs), 4):
+        y = xs[g]
+        for x in xs[g:g + 4]:
+            for _ in range(rounds):
+                x = x * y * rinv % P
+            want.append(x)
+    for limb_products in (0, 12):
+        out = subprocess.run([exe, "probe", str(rounds), str(limb_products)], input=feed, capture_output=True,
+                             text=True, check=True).stdout.split()
+        for i, (line, w) in enumerate(zip(out, want)):
+            got = int(line, 16)
+            if limb_products and i % 4 == 0:
+                got, w = got >> 32, w >> 32
+            if got != w:
+                sys.exit(f"check_kernels_host: fq_pipe_probe ({limb_products} limb products): element {i} is "
+                         f"{line}, expected {w:#x}")
+    print(f"check_kernels_host: fq_pipe_probe: {len(xs)} elements times their group's first, {rounds} rounds, "
+          "equal Python's (with and without FP64 limb products)")
+
+
 # -fno-strict-aliasing: the kernels copy points as uint4 vectors (load16 /
 # store16), which the host compiler's type-based alias analysis may reorder (g++
 # -O2 did: wrong sums); nvcc's code is unaffected. AddressSanitizer and UBSan:
@@ -548,11 +579,12 @@ def main():
                     runs += 1
                 print(f"check_kernels_host: {curve.name}, {name}: {len(entries)} entries in {nb} buckets: the "
                       "XYZZ accumulation with its levels equals Python's sums")
-        exe = os.path.join(tmp, "fq_inverse")
+        exe = os.path.join(tmp, "fq_kernels")
         subprocess.run([cxx, *FLAGS,
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
-                        os.path.join(repo, "scripts/cuda/emu/fq_inverse.cpp"), "-o", exe], check=True)
+                        os.path.join(repo, "scripts/cuda/emu/fq_kernels.cpp"), "-o", exe], check=True)
         check_fq_inverse(exe, rng, quick)
+        check_fq_pipe_probe(exe, rng)
         exe = os.path.join(tmp, "scan")
         # OS threads for the barriers: without AddressSanitizer, whose thread
         # start-up made this ~50 times slower

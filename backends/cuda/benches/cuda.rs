@@ -12,6 +12,12 @@
 //! - compute_h/{20,24}: the whole H computation, transfers included.
 //! - fq_inverse/{fermat,divsteps}/20: 2^20 Fq inversions on resident data, one
 //!   a thread, by a^(p - 2) and by Bernstein-Yang divsteps.
+//! - fq_pipes/{fq,fp64,both}/L: the pipe probe over 2^20 resident Fq elements
+//!   (2^18 threads, 128 rounds): four Fq products a round alone (fq/0), L FP64
+//!   limb products a round alone (fp64/L), and both in the same rounds
+//!   (both/L). Where both/L takes about as long as fq/0, the FP64 pipe's work
+//!   hides beside the multiplier's, and an Fq product partly on that pipe
+//!   would pay; throughput is in Fq products (fp64: limb products).
 //! - g1_msm_26/{resident,streamed}: G1 MSM of 2^26 uniform scalars with the bases
 //!   on the device, and with them in host memory, streamed in chunks by the MSM
 //!   (only when CROSSGROTH_BENCH_MAX_LOG >= 26: 6 GiB of bases, 2 GiB of scalars).
@@ -25,9 +31,9 @@
 use std::time::Duration;
 
 use blst::*;
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use crossgroth_cuda::{
-    host, Bases, CudaDevice, CudaError, Curve, InverseMethod, MsmOptions, G1, G2,
+    host, Bases, CudaDevice, CudaError, Curve, InverseMethod, MsmOptions, PipeProbe, G1, G2,
 };
 use rand::{Rng, RngCore, SeedableRng};
 
@@ -229,6 +235,50 @@ fn benches(c: &mut Criterion) {
                     device_time(&gpu, iters, |g| g.fq_inverse_resident(&mut buf, method))
                 })
             });
+        }
+    }
+    g.finish();
+
+    // --------------------------------------------------------------- Fq pipes
+    let mut g = c.benchmark_group("fq_pipes");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    {
+        let n = 1usize << 20;
+        let xs: Vec<blst_fp> = random_bases(&mut rng, n / 4)
+            .iter()
+            .flat_map(|p| [p.x, p.y, p.x, p.y])
+            .collect();
+        let mut buf = gpu.upload_fq(&xs).expect("upload");
+        let rounds = 128u32;
+        let products = (n as u64) * u64::from(rounds);
+        let mut cases = vec![("fq", true, 0u32)];
+        for limbs in [64u32, 128, 256, 512] {
+            cases.push(("fp64", false, limbs));
+            cases.push(("both", true, limbs));
+        }
+        for (name, fq_products, limb_products) in cases {
+            let probe = PipeProbe {
+                rounds,
+                fq_products,
+                limb_products,
+            };
+            g.throughput(Throughput::Elements(if fq_products {
+                products
+            } else {
+                (n as u64 / 4) * u64::from(rounds) * u64::from(limb_products)
+            }));
+            gpu.fq_pipe_probe(&mut buf, probe).expect("warm-up");
+            g.bench_with_input(
+                BenchmarkId::new(name, limb_products),
+                &probe,
+                |b, &probe| {
+                    b.iter_custom(|iters| {
+                        device_time(&gpu, iters, |g| g.fq_pipe_probe(&mut buf, probe))
+                    })
+                },
+            );
         }
     }
     g.finish();

@@ -161,6 +161,7 @@ struct Kernels {
     fr_spmv: CudaFunction,
     fr_first_unsatisfied: CudaFunction,
     fq_inverse_batch: CudaFunction,
+    fq_pipe_probe: CudaFunction,
 }
 
 struct CurveKernels {
@@ -325,7 +326,7 @@ mod tables;
 mod transfer;
 mod witness;
 pub use bases::{Bases, HostBases};
-pub use field::{FqBuffer, InverseMethod};
+pub use field::{FqBuffer, InverseMethod, PipeProbe};
 pub use matrices::{ConstraintMatrices, CsrMatrix, AUX_COLUMN};
 pub use ntt::FrBuffer;
 pub use setup::FIXED_BASE_TABLE_LEN;
@@ -486,6 +487,7 @@ impl CudaDevice {
             fr_spmv: f("fr_spmv")?,
             fr_first_unsatisfied: f("fr_first_unsatisfied")?,
             fq_inverse_batch: f("fq_inverse_batch")?,
+            fq_pipe_probe: f("fq_pipe_probe")?,
         };
         if let Some(pool) = pool {
             pool_users(pool, 1);

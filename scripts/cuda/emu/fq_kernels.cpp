@@ -1,0 +1,44 @@
+// Host runs of the kernels over Fq elements alone (kernels/ff/kernels.cuh), for
+// scripts/cuda/check_kernels_host.py. Fq elements (Montgomery form, 12 hex u32
+// limbs each, one a line) on stdin, the results on stdout in the same form:
+//
+//   fq_kernels fermat|divsteps        fq_inverse_batch: each element's inverse
+//   fq_kernels probe ROUNDS LIMBS     fq_pipe_probe on groups of four elements
+//                                     (ROUNDS rounds of Fq products, LIMBS FP64
+//                                     limb products a round)
+#include "cuda_emu.h"
+#include "crossgroth.cu"
+
+#include <string>
+#include <vector>
+
+int main(int argc, char** argv) {
+    const std::string mode = argc > 1 ? argv[1] : "";
+    const bool probe = mode == "probe" && argc == 4;
+    if (!probe && !(argc == 2 && (mode == "fermat" || mode == "divsteps"))) {
+        fprintf(stderr, "usage: fq_kernels fermat|divsteps < elements\n"
+                        "       fq_kernels probe ROUNDS LIMB_PRODUCTS < elements (a multiple of 4)\n");
+        return 2;
+    }
+    std::vector<fq_t> v;
+    for (;;) {
+        fq_t x;
+        int got = 0;
+        for (int i = 0; i < 12; i++) got += scanf("%x", &x.l[i]);
+        if (got != 12) break;
+        v.push_back(x);
+    }
+    const u32 n = (u32)v.size();
+    if (probe) {
+        const u32 threads = n / 4, rounds = (u32)atoi(argv[2]), limbs = (u32)atoi(argv[3]);
+        emu_launch(threads, 128, [&] { fq_pipe_probe(v.data(), threads, rounds, 1, limbs); });
+    } else {
+        const u32 method = mode == "divsteps" ? 1 : 0;
+        emu_launch(n, 128, [&] { fq_inverse_batch(v.data(), n, method); });
+    }
+    for (const auto& x : v) {
+        for (int i = 11; i >= 0; i--) printf("%08x", x.l[i]);
+        printf("\n");
+    }
+    return 0;
+}
