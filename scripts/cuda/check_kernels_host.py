@@ -321,12 +321,16 @@ def check_fq_inverse(exe, rng, quick):
         print(f"check_kernels_host: fq_inverse_batch ({method}): {len(xs)} Montgomery-form inverses equal Python's")
 
 
-def check_fq_pipe_probe(exe, rng):
-    """fq_pipe_probe's Fq products: each group of four elements times the
-    group's first element, ROUNDS times (Montgomery products); with FP64 limb
-    products as well, only the first element's lowest limb may differ."""
+def check_fq_pipe_probe(exe, rng, quick):
+    """fq_pipe_probe's Fq products on either pipe: each group of four elements
+    times the group's first element, ROUNDS times (Montgomery products), the
+    last F of each group as fq_f64 products (FP64 limbs) and the others as
+    fq_t products; with FP64 limb products as well, only the first element's
+    lowest limb may differ."""
     rinv = pow(R, -1, P)
-    xs = [rng.randrange(P) for _ in range(4 * 9)] + [0, 1, P - 1, R]
+    edge = [0, 1, P - 1, R, P - R, 2**380, (P - 1) // 2, 2**48 - 1, P - 2**48, 2**381 - 2**335]
+    xs = edge + [rng.randrange(P) for _ in range(4 * (8 if quick else 64) - len(edge) % 4)]
+    xs += [P - 1] * (-len(xs) % 4)
     feed = "".join(limbs(x) + "\n" for x in xs)
     rounds = 5
     want = []
@@ -336,18 +340,19 @@ def check_fq_pipe_probe(exe, rng):
             for _ in range(rounds):
                 x = x * y * rinv % P
             want.append(x)
-    for limb_products in (0, 12):
-        out = subprocess.run([exe, "probe", str(rounds), str(limb_products)], input=feed, capture_output=True,
-                             text=True, check=True).stdout.split()
+    for f, limb_products in ((0, 0), (0, 12), (1, 0), (2, 12), (3, 0), (4, 0)):
+        out = subprocess.run([exe, "probe", str(rounds), str(limb_products), str(f)], input=feed,
+                             capture_output=True, text=True, check=True).stdout.split()
         for i, (line, w) in enumerate(zip(out, want)):
             got = int(line, 16)
             if limb_products and i % 4 == 0:
                 got, w = got >> 32, w >> 32
             if got != w:
-                sys.exit(f"check_kernels_host: fq_pipe_probe ({limb_products} limb products): element {i} is "
-                         f"{line}, expected {w:#x}")
+                pipe = "fq_f64" if i % 4 >= 4 - f else "fq_t"
+                sys.exit(f"check_kernels_host: fq_pipe_probe ({f} chains on FP64, {limb_products} limb "
+                         f"products): element {i} ({pipe}) is {line}, expected {w:#x}")
     print(f"check_kernels_host: fq_pipe_probe: {len(xs)} elements times their group's first, {rounds} rounds, "
-          "equal Python's (with and without FP64 limb products)")
+          "by fq_t and by fq_f64 (FP64) products, equal Python's")
 
 
 # -fno-strict-aliasing: the kernels copy points as uint4 vectors (load16 /
@@ -584,7 +589,7 @@ def main():
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/fq_kernels.cpp"), "-o", exe], check=True)
         check_fq_inverse(exe, rng, quick)
-        check_fq_pipe_probe(exe, rng)
+        check_fq_pipe_probe(exe, rng, quick)
         exe = os.path.join(tmp, "scan")
         # OS threads for the barriers: without AddressSanitizer, whose thread
         # start-up made this ~50 times slower

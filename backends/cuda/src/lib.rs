@@ -161,7 +161,8 @@ struct Kernels {
     fr_spmv: CudaFunction,
     fr_first_unsatisfied: CudaFunction,
     fq_inverse_batch: CudaFunction,
-    fq_pipe_probe: CudaFunction,
+    /// fq_pipe_probe, then fq_pipe_probe_fp64_F for F = 1..=4.
+    fq_pipe_probe: [CudaFunction; 5],
 }
 
 struct CurveKernels {
@@ -487,7 +488,13 @@ impl CudaDevice {
             fr_spmv: f("fr_spmv")?,
             fr_first_unsatisfied: f("fr_first_unsatisfied")?,
             fq_inverse_batch: f("fq_inverse_batch")?,
-            fq_pipe_probe: f("fq_pipe_probe")?,
+            fq_pipe_probe: [
+                f("fq_pipe_probe")?,
+                f("fq_pipe_probe_fp64_1")?,
+                f("fq_pipe_probe_fp64_2")?,
+                f("fq_pipe_probe_fp64_3")?,
+                f("fq_pipe_probe_fp64_4")?,
+            ],
         };
         if let Some(pool) = pool {
             pool_users(pool, 1);

@@ -112,6 +112,11 @@ inline long long __double_as_longlong(double d) {
     memcpy(&v, &d, sizeof v);
     return v;
 }
+inline double __longlong_as_double(long long v) {
+    double d;
+    memcpy(&d, &v, sizeof d);
+    return d;
+}
 
 // Runs kernel(args...) for every thread of a 1-D grid, one after another.
 template <class F>

@@ -3,9 +3,11 @@
 // limbs each, one a line) on stdin, the results on stdout in the same form:
 //
 //   fq_kernels fermat|divsteps        fq_inverse_batch: each element's inverse
-//   fq_kernels probe ROUNDS LIMBS     fq_pipe_probe on groups of four elements
-//                                     (ROUNDS rounds of Fq products, LIMBS FP64
-//                                     limb products a round)
+//   fq_kernels probe ROUNDS LIMBS F   fq_pipe_probe (F = 0) or
+//                                     fq_pipe_probe_fp64_F on groups of four
+//                                     elements (ROUNDS rounds of Fq products, the
+//                                     last F of each group on the FP64 pipe, and
+//                                     LIMBS FP64 limb products a round)
 #include "cuda_emu.h"
 #include "crossgroth.cu"
 
@@ -14,10 +16,10 @@
 
 int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
-    const bool probe = mode == "probe" && argc == 4;
+    const bool probe = mode == "probe" && argc == 5;
     if (!probe && !(argc == 2 && (mode == "fermat" || mode == "divsteps"))) {
         fprintf(stderr, "usage: fq_kernels fermat|divsteps < elements\n"
-                        "       fq_kernels probe ROUNDS LIMB_PRODUCTS < elements (a multiple of 4)\n");
+                        "       fq_kernels probe ROUNDS LIMB_PRODUCTS F < elements (a multiple of 4)\n");
         return 2;
     }
     std::vector<fq_t> v;
@@ -31,7 +33,14 @@ int main(int argc, char** argv) {
     const u32 n = (u32)v.size();
     if (probe) {
         const u32 threads = n / 4, rounds = (u32)atoi(argv[2]), limbs = (u32)atoi(argv[3]);
-        emu_launch(threads, 128, [&] { fq_pipe_probe(v.data(), threads, rounds, 1, limbs); });
+        void (*const kernels[])(fq_t*, u32, u32, u32, u32) = {fq_pipe_probe, fq_pipe_probe_fp64_1, fq_pipe_probe_fp64_2,
+                                                             fq_pipe_probe_fp64_3, fq_pipe_probe_fp64_4};
+        const int f = atoi(argv[4]);
+        if (f < 0 || f > 4) {
+            fprintf(stderr, "fq_kernels probe: F is 0 to 4\n");
+            return 2;
+        }
+        emu_launch(threads, 128, [&] { kernels[f](v.data(), threads, rounds, 1, limbs); });
     } else {
         const u32 method = mode == "divsteps" ? 1 : 0;
         emu_launch(n, 128, [&] { fq_inverse_batch(v.data(), n, method); });
