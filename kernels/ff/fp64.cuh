@@ -43,8 +43,9 @@ struct fq_f64 {
         return (u64)__double_as_longlong(d + 0x1p52) & 0xfffffffffffffull;
     }
 
-    // From fq_t's twelve 32-bit limbs: limb 2j is bits 96j .. 96j + 47.
-    __device__ __forceinline__ static fq_f64 from(const fq_t& x) {
+    // From twelve 32-bit limbs (fq_t, fq_inline_t): limb 2j is bits 96j .. 96j + 47.
+    template <class M>
+    __device__ __forceinline__ static fq_f64 from(const M& x) {
         fq_f64 r;
 #pragma unroll
         for (int j = 0; j < 4; j++) {
@@ -54,9 +55,11 @@ struct fq_f64 {
         return r;
     }
 
-    // To fq_t, fully reduced (this is below 2p with limbs in [0, 2^48)).
-    __device__ __forceinline__ fq_t to_fq() const {
-        fq_t r;
+    // To twelve 32-bit limbs, fully reduced (this is below 2p with limbs in
+    // [0, 2^48)).
+    template <class M = fq_t>
+    __device__ __forceinline__ M to_fq() const {
+        M r;
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             const u64 a = to_bits48(l[2 * j]), b = to_bits48(l[2 * j + 1]);
@@ -64,7 +67,7 @@ struct fq_f64 {
             r.l[3 * j + 1] = (u32)(a >> 32) | (u32)(b << 16);
             r.l[3 * j + 2] = (u32)(b >> 16);
         }
-        fq_t s;
+        M s;
         s.l[0] = ptx::sub_cc(r.l[0], fq_params::mod(0));
 #pragma unroll
         for (int i = 1; i < 12; i++) s.l[i] = ptx::subc_cc(r.l[i], fq_params::mod(i));

@@ -331,7 +331,9 @@ __device__ __forceinline__ void bucket_add(X* buckets, u32 key, const X& run) {
 // bucket begun in earlier chunks) goes to heads[t], an entry of level 1 whose
 // key is the key of the chunk's first entry. If all entries fit in one chunk,
 // the first run goes to its bucket too.
-template <class A, class X>
+// Acc: the accumulator of a run (X itself, or xyzz_f64_acc_t with part of its
+// products on the FP64 pipe), turned into an X by as_xyzz.
+template <class A, class X, class Acc = X>
 __device__ __forceinline__ void msm_accumulate_impl(const A* __restrict__ bases, const u64* __restrict__ entries,
                                                     const u32* __restrict__ offsets,
                                                     u32 nb, u32 L, X* __restrict__ buckets, X* __restrict__ heads) {
@@ -344,24 +346,24 @@ __device__ __forceinline__ void msm_accumulate_impl(const A* __restrict__ bases,
     bool final_level = total <= L;
     u32 cur = (u32)(entries[start] >> 32);
     u32 run_start = start;
-    X acc = X::inf();
+    Acc acc = Acc::inf();
     for (u32 e = start; e < end; e++) {
         u64 ent = entries[e];
         u32 k = (u32)(ent >> 32);
         if (k != cur) {
-            if (run_start == start && !final_level) store16(heads + t, acc);
-            else bucket_add(buckets, cur, acc);
+            if (run_start == start && !final_level) store16(heads + t, as_xyzz(acc));
+            else bucket_add(buckets, cur, as_xyzz(acc));
             cur = k;
             run_start = e;
-            acc = X::inf();
+            acc = Acc::inf();
         }
         u32 v = (u32)ent;
         A p = load16(bases + (v & ~MSM_NEG_FLAG));
         if (v & MSM_NEG_FLAG) p.y = p.y.neg();
         acc.add_affine(p);
     }
-    if (run_start == start && !final_level) store16(heads + t, acc);
-    else bucket_add(buckets, cur, acc);
+    if (run_start == start && !final_level) store16(heads + t, as_xyzz(acc));
+    else bucket_add(buckets, cur, as_xyzz(acc));
 }
 
 // Level k >= 1: the same over the partial sums of level k - 1 (in), whose keys
@@ -537,11 +539,22 @@ __device__ __forceinline__ void msm_to_jacobian_impl(const X* __restrict__ in, u
 #ifndef MSM_G1_ACC_INLINE
 #define MSM_G1_ACC_INLINE 0
 #endif
+// MSM_G1_ACC_FP64: the G1 accumulation with ZZ and ZZZ on the FP64 pipe
+// (ec/xyzz_f64.cuh: four of a mixed addition's ten products there, the rest
+// inlined on the multiplier's pipe), for a variant cubin
+// (scripts/device/build-variants.sh) until the GPU decides.
+#ifndef MSM_G1_ACC_FP64
+#define MSM_G1_ACC_FP64 0
+#endif
 
 extern "C" __global__ void __launch_bounds__(128, MSM_G1_ACC_MIN_BLOCKS)
     g1_msm_accumulate(const g1_affine_t* bases, const u64* entries, const u32* offsets, u32 nb, u32 L,
                       g1_xyzz_t* buckets, g1_xyzz_t* heads) {
-#if MSM_G1_ACC_INLINE
+#if MSM_G1_ACC_FP64
+    msm_accumulate_impl<g1_affine_inline_t, g1_xyzz_inline_t, g1_xyzz_f64_acc_t>(
+        reinterpret_cast<const g1_affine_inline_t*>(bases), entries, offsets, nb, L,
+        reinterpret_cast<g1_xyzz_inline_t*>(buckets), reinterpret_cast<g1_xyzz_inline_t*>(heads));
+#elif MSM_G1_ACC_INLINE
     msm_accumulate_impl(reinterpret_cast<const g1_affine_inline_t*>(bases), entries, offsets, nb, L,
                         reinterpret_cast<g1_xyzz_inline_t*>(buckets), reinterpret_cast<g1_xyzz_inline_t*>(heads));
 #else

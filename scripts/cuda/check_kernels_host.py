@@ -564,7 +564,8 @@ def main():
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/msm_accumulate.cpp"), "-o", exe], check=True)
         runs = 0
-        for curve in (G1Curve, G2Curve):
+        # g1f64: the G1 accumulator with ZZ and ZZZ on the FP64 pipe (MSM_G1_ACC_FP64)
+        for curve, mode in ((G1Curve, "g1"), (G1Curve, "g1f64"), (G2Curve, "g2")):
             bases = make_bases(rng, 97 if curve is G1Curve else 41, curve)
             words = 24 if curve is G1Curve else 48
             base_text = f"{len(bases)}\n" + "".join(
@@ -574,15 +575,15 @@ def main():
                 want = expected(bases, nb, entries, curve)
                 feed = base_text + f"{nb} {len(entries)}\n" + "".join(f"{k} {b} {int(s)}\n" for k, b, s in entries)
                 for l0, l1 in ((8, 4), (3, 2), (64, 8), (128, 8)):
-                    out = subprocess.run([exe, curve.name.lower(), str(l0), str(l1)], input=feed,
+                    out = subprocess.run([exe, mode, str(l0), str(l1)], input=feed,
                                          capture_output=True, text=True, check=True).stdout.strip().split("\n")
                     got = [curve.from_xyzz(line.split()) for line in out]
                     for key in range(nb):
                         if got[key] != want[key]:
-                            sys.exit(f"check_kernels_host: {curve.name} L={l0}/{l1}, {name}: bucket "
+                            sys.exit(f"check_kernels_host: {mode} L={l0}/{l1}, {name}: bucket "
                                      f"{key} is {got[key]}, expected {want[key]}")
                     runs += 1
-                print(f"check_kernels_host: {curve.name}, {name}: {len(entries)} entries in {nb} buckets: the "
+                print(f"check_kernels_host: {mode}, {name}: {len(entries)} entries in {nb} buckets: the "
                       "XYZZ accumulation with its levels equals Python's sums")
         exe = os.path.join(tmp, "fq_kernels")
         subprocess.run([cxx, *FLAGS,
