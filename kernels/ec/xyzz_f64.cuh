@@ -1,7 +1,8 @@
 // A G1 XYZZ accumulator for mixed additions whose ZZ and ZZZ are fq_f64
-// (ff/fp64.cuh): four of a mixed addition's ten products (U2 = x ZZ, S2 =
-// y ZZZ, ZZ PP, ZZZ PPP) run on the FP64 pipe, the other six on the
-// multiplier's, which bounds the MSM's accumulation. Same formulas and
+// (ff/fp64.cuh): PRODUCTS of a mixed addition's ten products run on the FP64
+// pipe, the others on the multiplier's, which bounds the MSM's accumulation:
+// 4 (U2 = x ZZ, S2 = y ZZZ, ZZ PP, ZZZ PPP), 5 (and Q = X PP) or 6 (and
+// Y PPP), which split suits the two pipes' rates being for the GPU to say. Same formulas and
 // exceptional cases as xyzz_t::add_affine; the identity is a flag, since a
 // lazily reduced fq_f64 may hold p for zero. as_xyzz gives the xyzz_t the
 // buckets and the levels keep.
@@ -9,8 +10,9 @@
 #include "../ff/fp64.cuh"
 #include "xyzz.cuh"
 
-template <class F>
+template <class F, int PRODUCTS>
 struct xyzz_f64_acc_t {
+    static_assert(PRODUCTS >= 4 && PRODUCTS <= 6, "4, 5 or 6 products on the FP64 pipe");
     F X, Y;
     fq_f64 ZZ, ZZZ;
     bool inf_;
@@ -44,12 +46,18 @@ struct xyzz_f64_acc_t {
         }
         const F PP = P.sqr();
         const F PPP = P * PP;
-        const F Q = X * PP;
+        const fq_f64 pp = fq_f64::from(PP), ppp = fq_f64::from(PPP);
+        F Q;
+        if constexpr (PRODUCTS >= 5) Q = (fq_f64::from(X) * pp).template to_fq<F>();
+        else Q = X * PP;
         const F X3 = R.sqr() - PPP - Q.dbl();
-        Y = R * (Q - X3) - Y * PPP;
+        F YPPP;
+        if constexpr (PRODUCTS >= 6) YPPP = (fq_f64::from(Y) * ppp).template to_fq<F>();
+        else YPPP = Y * PPP;
+        Y = R * (Q - X3) - YPPP;
         X = X3;
-        ZZ = ZZ * fq_f64::from(PP);
-        ZZZ = ZZZ * fq_f64::from(PPP);
+        ZZ = ZZ * pp;
+        ZZZ = ZZZ * ppp;
     }
 
     __device__ __forceinline__ xyzz_t<F> as_xyzz() const {
@@ -77,7 +85,7 @@ template <class F>
 __device__ __forceinline__ const xyzz_t<F>& as_xyzz(const xyzz_t<F>& p) {
     return p;
 }
-template <class F>
-__device__ __forceinline__ xyzz_t<F> as_xyzz(const xyzz_f64_acc_t<F>& p) {
+template <class F, int PRODUCTS>
+__device__ __forceinline__ xyzz_t<F> as_xyzz(const xyzz_f64_acc_t<F, PRODUCTS>& p) {
     return p.as_xyzz();
 }

@@ -539,10 +539,10 @@ __device__ __forceinline__ void msm_to_jacobian_impl(const X* __restrict__ in, u
 #ifndef MSM_G1_ACC_INLINE
 #define MSM_G1_ACC_INLINE 0
 #endif
-// MSM_G1_ACC_FP64: the G1 accumulation with ZZ and ZZZ on the FP64 pipe
-// (ec/xyzz_f64.cuh: four of a mixed addition's ten products there, the rest
-// inlined on the multiplier's pipe), for a variant cubin
-// (scripts/device/build-variants.sh) until the GPU decides.
+// MSM_G1_ACC_FP64: the G1 accumulation with ZZ and ZZZ on the FP64 pipe and
+// that many (4, 5 or 6) of a mixed addition's ten products there
+// (ec/xyzz_f64.cuh), the rest inlined on the multiplier's pipe; 0: off. For
+// variant cubins (scripts/device/build-variants.sh) until the GPU decides.
 #ifndef MSM_G1_ACC_FP64
 #define MSM_G1_ACC_FP64 0
 #endif
@@ -551,7 +551,7 @@ extern "C" __global__ void __launch_bounds__(128, MSM_G1_ACC_MIN_BLOCKS)
     g1_msm_accumulate(const g1_affine_t* bases, const u64* entries, const u32* offsets, u32 nb, u32 L,
                       g1_xyzz_t* buckets, g1_xyzz_t* heads) {
 #if MSM_G1_ACC_FP64
-    msm_accumulate_impl<g1_affine_inline_t, g1_xyzz_inline_t, g1_xyzz_f64_acc_t>(
+    msm_accumulate_impl<g1_affine_inline_t, g1_xyzz_inline_t, xyzz_f64_acc_t<fq_inline_t, MSM_G1_ACC_FP64>>(
         reinterpret_cast<const g1_affine_inline_t*>(bases), entries, offsets, nb, L,
         reinterpret_cast<g1_xyzz_inline_t*>(buckets), reinterpret_cast<g1_xyzz_inline_t*>(heads));
 #elif MSM_G1_ACC_INLINE

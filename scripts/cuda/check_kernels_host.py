@@ -564,8 +564,9 @@ def main():
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/msm_accumulate.cpp"), "-o", exe], check=True)
         runs = 0
-        # g1f64: the G1 accumulator with ZZ and ZZZ on the FP64 pipe (MSM_G1_ACC_FP64)
-        for curve, mode in ((G1Curve, "g1"), (G1Curve, "g1f64"), (G2Curve, "g2")):
+        # g1f64-N: the G1 accumulator with ZZ, ZZZ and N products on the FP64 pipe (MSM_G1_ACC_FP64)
+        modes = ((G1Curve, "g1"), (G1Curve, "g1f64-4"), (G1Curve, "g1f64-5"), (G1Curve, "g1f64-6"), (G2Curve, "g2"))
+        for curve, mode in modes:
             bases = make_bases(rng, 97 if curve is G1Curve else 41, curve)
             words = 24 if curve is G1Curve else 48
             base_text = f"{len(bases)}\n" + "".join(
