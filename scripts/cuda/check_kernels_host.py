@@ -609,12 +609,18 @@ def main():
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/spmv.cpp"), "-o", exe], check=True)
         check_spmv(exe, rng, quick)
-        exe = os.path.join(tmp, "msm_host")
-        subprocess.run([cxx, *FLAGS,
-                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
-                        os.path.join(repo, "scripts/cuda/emu/msm_host.cpp"), "-o", exe], check=True)
-        check_msm(exe, rng, make_bases(rng, 200), quick)
-        print(f"check_kernels_host: ok ({runs} accumulation runs, {len(msm_cases(rng, quick)) * 4} MSMs)")
+        # The whole G1 MSM as built, and with its mixed additions partly on the
+        # FP64 pipe (MSM_G1_ACC_FP64: the accumulation and the ones sum).
+        msms = 0
+        for defines in ([], ["-DMSM_G1_ACC_FP64=4"]):
+            exe = os.path.join(tmp, "msm_host")
+            subprocess.run([cxx, *FLAGS, *defines,
+                            "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
+                            os.path.join(repo, "scripts/cuda/emu/msm_host.cpp"), "-o", exe], check=True)
+            print(f"check_kernels_host: G1 MSM {' '.join(defines) or '(as built)'}:")
+            check_msm(exe, rng, make_bases(rng, 200), quick)
+            msms += len(msm_cases(rng, quick)) * 4
+        print(f"check_kernels_host: ok ({runs} accumulation runs, {msms} MSMs)")
 
 
 if __name__ == "__main__":
