@@ -8,8 +8,11 @@ source the GPU runs is checked here, in CI, without a GPU. What runs:
 
 - fq_inverse_batch, both methods (divsteps, Fermat), on Montgomery-form
   elements: 0, 1, p - 1, R, powers of two, random;
-- fq_pipe_probe's chains of Fq products (with and without its FP64 limb
-  products beside them);
+- fq_f64 products (FP64 limbs) of operands anywhere below 2p, and
+  fq_pipe_probe's chains of Fq products on either pipe (with and without its
+  FP64 limb products beside them);
+- the G1 accumulation and the whole G1 MSM again with G1's mixed additions
+  partly on the FP64 pipe (MSM_G1_ACC_FP64);
 - the G1 and G2 MSM accumulations (the XYZZ kernels) with the levels after
   them, on sorted bucket entries whose sums Python computes in affine coordinates: uniform buckets, one hot bucket, runs of a
   repeated point (doublings), P next to -P (the identity), identity bases,
@@ -321,6 +324,25 @@ def check_fq_inverse(exe, rng, quick):
         print(f"check_kernels_host: fq_inverse_batch ({method}): {len(xs)} Montgomery-form inverses equal Python's")
 
 
+def check_fq_f64_products(exe, rng, quick):
+    """fq_f64 products (kernels/ff/fp64.cuh) of operands anywhere below 2p, as
+    the lazily reduced chains feed them: extremes (0, p - 1, p, 2p - 1, limbs
+    all ones) and random, against a * b / 2^384 mod p."""
+    rinv = pow(R, -1, P)
+    edge = [0, 1, P - 1, P, P + 1, 2 * P - 1, 2 * P - 2, 2**381 - 1, 2**380, 2**336 - 1,
+            ((2 * P - 1) >> 336 << 336) - 1, R % P]
+    edge = [x for x in edge if x < 2 * P]
+    pairs = [(a, b) for a in edge for b in edge]
+    pairs += [(rng.randrange(2 * P), rng.randrange(2 * P)) for _ in range(2000 if quick else 20000)]
+    feed = "".join(limbs(a) + "\n" + limbs(b) + "\n" for a, b in pairs)
+    out = subprocess.run([exe, "f64mul"], input=feed, capture_output=True, text=True, check=True).stdout.split()
+    assert len(out) == len(pairs), f"{len(out)} products of {len(pairs)} pairs"
+    for (a, b), line in zip(pairs, out):
+        if int(line, 16) != a * b * rinv % P:
+            sys.exit(f"check_kernels_host: fq_f64 {a:#x} * {b:#x} = {line}, expected {a * b * rinv % P:#x}")
+    print(f"check_kernels_host: fq_f64 products: {len(pairs)} pairs below 2p (extremes and random) equal Python's")
+
+
 def check_fq_pipe_probe(exe, rng, quick):
     """fq_pipe_probe's Fq products on either pipe: each group of four elements
     times the group's first element, ROUNDS times (Montgomery products), the
@@ -591,6 +613,7 @@ def main():
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/fq_kernels.cpp"), "-o", exe], check=True)
         check_fq_inverse(exe, rng, quick)
+        check_fq_f64_products(exe, rng, quick)
         check_fq_pipe_probe(exe, rng, quick)
         exe = os.path.join(tmp, "scan")
         # OS threads for the barriers: without AddressSanitizer, whose thread

@@ -8,6 +8,9 @@
 //                                     elements (ROUNDS rounds of Fq products, the
 //                                     last F of each group on the FP64 pipe, and
 //                                     LIMBS FP64 limb products a round)
+//   fq_kernels f64mul                 fq_f64 products of the pairs of lines
+//                                     (operands anywhere below 2p), fully
+//                                     reduced
 #include "cuda_emu.h"
 #include "crossgroth.cu"
 
@@ -17,9 +20,10 @@
 int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
     const bool probe = mode == "probe" && argc == 5;
-    if (!probe && !(argc == 2 && (mode == "fermat" || mode == "divsteps"))) {
+    if (!probe && !(argc == 2 && (mode == "fermat" || mode == "divsteps" || mode == "f64mul"))) {
         fprintf(stderr, "usage: fq_kernels fermat|divsteps < elements\n"
-                        "       fq_kernels probe ROUNDS LIMB_PRODUCTS F < elements (a multiple of 4)\n");
+                        "       fq_kernels probe ROUNDS LIMB_PRODUCTS F < elements (a multiple of 4)\n"
+                        "       fq_kernels f64mul < pairs of elements\n");
         return 2;
     }
     std::vector<fq_t> v;
@@ -31,6 +35,14 @@ int main(int argc, char** argv) {
         v.push_back(x);
     }
     const u32 n = (u32)v.size();
+    if (mode == "f64mul") {
+        for (size_t i = 0; i + 1 < v.size(); i += 2) {
+            const fq_t r = (fq_f64::from(v[i]) * fq_f64::from(v[i + 1])).to_fq();
+            for (int j = 11; j >= 0; j--) printf("%08x", r.l[j]);
+            printf("\n");
+        }
+        return 0;
+    }
     if (probe) {
         const u32 threads = n / 4, rounds = (u32)atoi(argv[2]), limbs = (u32)atoi(argv[3]);
         void (*const kernels[])(fq_t*, u32, u32, u32, u32) = {fq_pipe_probe, fq_pipe_probe_fp64_1, fq_pipe_probe_fp64_2,
