@@ -2,7 +2,6 @@
 #pragma once
 #include "../ff/fp2.cuh"
 #include "xyzz.cuh"
-#include "xyzz_f64.cuh"
 
 typedef affine_t<fq_t> g1_affine_t;
 typedef xyzz_t<fq_t> g1_xyzz_t;

@@ -331,9 +331,7 @@ __device__ __forceinline__ void bucket_add(X* buckets, u32 key, const X& run) {
 // bucket begun in earlier chunks) goes to heads[t], an entry of level 1 whose
 // key is the key of the chunk's first entry. If all entries fit in one chunk,
 // the first run goes to its bucket too.
-// Acc: the accumulator of a run (X itself, or xyzz_f64_acc_t with part of its
-// products on the FP64 pipe), turned into an X by as_xyzz.
-template <class A, class X, class Acc = X>
+template <class A, class X>
 __device__ __forceinline__ void msm_accumulate_impl(const A* __restrict__ bases, const u64* __restrict__ entries,
                                                     const u32* __restrict__ offsets,
                                                     u32 nb, u32 L, X* __restrict__ buckets, X* __restrict__ heads) {
@@ -346,24 +344,24 @@ __device__ __forceinline__ void msm_accumulate_impl(const A* __restrict__ bases,
     bool final_level = total <= L;
     u32 cur = (u32)(entries[start] >> 32);
     u32 run_start = start;
-    Acc acc = Acc::inf();
+    X acc = X::inf();
     for (u32 e = start; e < end; e++) {
         u64 ent = entries[e];
         u32 k = (u32)(ent >> 32);
         if (k != cur) {
-            if (run_start == start && !final_level) store16(heads + t, as_xyzz(acc));
-            else bucket_add(buckets, cur, as_xyzz(acc));
+            if (run_start == start && !final_level) store16(heads + t, acc);
+            else bucket_add(buckets, cur, acc);
             cur = k;
             run_start = e;
-            acc = Acc::inf();
+            acc = X::inf();
         }
         u32 v = (u32)ent;
         A p = load16(bases + (v & ~MSM_NEG_FLAG));
         if (v & MSM_NEG_FLAG) p.y = p.y.neg();
         acc.add_affine(p);
     }
-    if (run_start == start && !final_level) store16(heads + t, as_xyzz(acc));
-    else bucket_add(buckets, cur, as_xyzz(acc));
+    if (run_start == start && !final_level) store16(heads + t, acc);
+    else bucket_add(buckets, cur, acc);
 }
 
 // Level k >= 1: the same over the partial sums of level k - 1 (in), whose keys
@@ -462,15 +460,15 @@ __device__ __forceinline__ void msm_sum_groups_impl(const X* __restrict__ in, u3
 // (msm_classify): thread t adds ones[t], ones[t + T], ... below *count, so
 // that every lane of a warp adds on every step and neighbouring lanes read
 // neighbouring entries.
-template <class A, class X, class Acc = X>
+template <class A, class X>
 __device__ __forceinline__ void msm_ones_impl(const A* __restrict__ bases, u32 stride, const u32* __restrict__ ones,
                                               const u32* __restrict__ count, X* __restrict__ out, u32 T) {
     u32 t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= T) return;
     u32 n = *count;
-    Acc acc = Acc::inf();
+    X acc = X::inf();
     for (u32 i = t; i < n; i += T) acc.add_affine(load16(bases + (u64)ones[i] * stride));
-    store16(out + t, as_xyzz(acc));
+    store16(out + t, acc);
 }
 
 // The table of precomputed copies for bases[0, n) (a chunk of a larger set:
@@ -539,32 +537,11 @@ __device__ __forceinline__ void msm_to_jacobian_impl(const X* __restrict__ in, u
 #ifndef MSM_G1_ACC_INLINE
 #define MSM_G1_ACC_INLINE 0
 #endif
-// MSM_G1_ACC_FP64: G1's mixed additions (the accumulation, the ones sum) with
-// ZZ and ZZZ on the FP64 pipe and that many (4, 5 or 6) of an addition's ten
-// products there (ec/xyzz_f64.cuh), the rest on the multiplier's pipe; 0: off.
-// For variant cubins (scripts/device/build-variants.sh) until the GPU decides.
-#ifndef MSM_G1_ACC_FP64
-#define MSM_G1_ACC_FP64 0
-#endif
-// The accumulators of G1's mixed additions (the accumulation's, with inlined
-// products, and the ones sum's) and of G2's.
-#if MSM_G1_ACC_FP64
-typedef xyzz_f64_acc_t<fq_inline_t, MSM_G1_ACC_FP64> g1_acc_inline_t;
-typedef xyzz_f64_acc_t<fq_t, MSM_G1_ACC_FP64> g1_acc_t;
-#else
-typedef g1_xyzz_inline_t g1_acc_inline_t;
-typedef g1_xyzz_t g1_acc_t;
-#endif
-typedef g2_xyzz_t g2_acc_t;
 
 extern "C" __global__ void __launch_bounds__(128, MSM_G1_ACC_MIN_BLOCKS)
     g1_msm_accumulate(const g1_affine_t* bases, const u64* entries, const u32* offsets, u32 nb, u32 L,
                       g1_xyzz_t* buckets, g1_xyzz_t* heads) {
-#if MSM_G1_ACC_FP64
-    msm_accumulate_impl<g1_affine_inline_t, g1_xyzz_inline_t, g1_acc_inline_t>(
-        reinterpret_cast<const g1_affine_inline_t*>(bases), entries, offsets, nb, L,
-        reinterpret_cast<g1_xyzz_inline_t*>(buckets), reinterpret_cast<g1_xyzz_inline_t*>(heads));
-#elif MSM_G1_ACC_INLINE
+#if MSM_G1_ACC_INLINE
     msm_accumulate_impl(reinterpret_cast<const g1_affine_inline_t*>(bases), entries, offsets, nb, L,
                         reinterpret_cast<g1_xyzz_inline_t*>(buckets), reinterpret_cast<g1_xyzz_inline_t*>(heads));
 #else
@@ -596,7 +573,7 @@ extern "C" __global__ void __launch_bounds__(128, MSM_ACC_MIN_BLOCKS)
     }                                                                                                             \
     extern "C" __global__ void G##_msm_ones(const G##_affine_t* bases, u32 stride, const u32* ones,               \
                                             const u32* count, G##_xyzz_t* out, u32 T) {                           \
-        msm_ones_impl<G##_affine_t, G##_xyzz_t, G##_acc_t>(bases, stride, ones, count, out, T);                   \
+        msm_ones_impl(bases, stride, ones, count, out, T);                                                        \
     }                                                                                                             \
     extern "C" __global__ void G##_msm_precompute(const G##_affine_t* bases, u32 n, u32 F, u32 shift,             \
                                                   G##_affine_t* table, G##_xyzz_t* tmp,                           \

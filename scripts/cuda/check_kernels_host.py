@@ -8,11 +8,6 @@ source the GPU runs is checked here, in CI, without a GPU. What runs:
 
 - fq_inverse_batch, both methods (divsteps, Fermat), on Montgomery-form
   elements: 0, 1, p - 1, R, powers of two, random;
-- fq_f64 products (FP64 limbs) of operands anywhere below 2p, and
-  fq_pipe_probe's chains of Fq products on either pipe (with and without its
-  FP64 limb products beside them);
-- the G1 accumulation and the whole G1 MSM again with G1's mixed additions
-  partly on the FP64 pipe (MSM_G1_ACC_FP64);
 - the G1 and G2 MSM accumulations (the XYZZ kernels) with the levels after
   them, on sorted bucket entries whose sums Python computes in affine coordinates: uniform buckets, one hot bucket, runs of a
   repeated point (doublings), P next to -P (the identity), identity bases,
@@ -324,59 +319,6 @@ def check_fq_inverse(exe, rng, quick):
         print(f"check_kernels_host: fq_inverse_batch ({method}): {len(xs)} Montgomery-form inverses equal Python's")
 
 
-def check_fq_f64_products(exe, rng, quick):
-    """fq_f64 products (kernels/ff/fp64.cuh) of operands anywhere below 2p, as
-    the lazily reduced chains feed them: extremes (0, p - 1, p, 2p - 1, limbs
-    all ones) and random, against a * b / 2^384 mod p."""
-    rinv = pow(R, -1, P)
-    edge = [0, 1, P - 1, P, P + 1, 2 * P - 1, 2 * P - 2, 2**381 - 1, 2**380, 2**336 - 1,
-            ((2 * P - 1) >> 336 << 336) - 1, R % P]
-    edge = [x for x in edge if x < 2 * P]
-    pairs = [(a, b) for a in edge for b in edge]
-    pairs += [(rng.randrange(2 * P), rng.randrange(2 * P)) for _ in range(2000 if quick else 20000)]
-    feed = "".join(limbs(a) + "\n" + limbs(b) + "\n" for a, b in pairs)
-    out = subprocess.run([exe, "f64mul"], input=feed, capture_output=True, text=True, check=True).stdout.split()
-    assert len(out) == len(pairs), f"{len(out)} products of {len(pairs)} pairs"
-    for (a, b), line in zip(pairs, out):
-        if int(line, 16) != a * b * rinv % P:
-            sys.exit(f"check_kernels_host: fq_f64 {a:#x} * {b:#x} = {line}, expected {a * b * rinv % P:#x}")
-    print(f"check_kernels_host: fq_f64 products: {len(pairs)} pairs below 2p (extremes and random) equal Python's")
-
-
-def check_fq_pipe_probe(exe, rng, quick):
-    """fq_pipe_probe's Fq products on either pipe: each group of four elements
-    times the group's first element, ROUNDS times (Montgomery products), the
-    last F of each group as fq_f64 products (FP64 limbs) and the others as
-    fq_t products; with FP64 limb products as well, only the first element's
-    lowest limb may differ."""
-    rinv = pow(R, -1, P)
-    edge = [0, 1, P - 1, R, P - R, 2**380, (P - 1) // 2, 2**48 - 1, P - 2**48, 2**381 - 2**335]
-    xs = edge + [rng.randrange(P) for _ in range(4 * (8 if quick else 64) - len(edge) % 4)]
-    xs += [P - 1] * (-len(xs) % 4)
-    feed = "".join(limbs(x) + "\n" for x in xs)
-    rounds = 5
-    want = []
-    for g in range(0, len(xs), 4):
-        y = xs[g]
-        for x in xs[g:g + 4]:
-            for _ in range(rounds):
-                x = x * y * rinv % P
-            want.append(x)
-    for f, limb_products in ((0, 0), (0, 12), (1, 0), (2, 12), (3, 0), (4, 0)):
-        out = subprocess.run([exe, "probe", str(rounds), str(limb_products), str(f)], input=feed,
-                             capture_output=True, text=True, check=True).stdout.split()
-        for i, (line, w) in enumerate(zip(out, want)):
-            got = int(line, 16)
-            if limb_products and i % 4 == 0:
-                got, w = got >> 32, w >> 32
-            if got != w:
-                pipe = "fq_f64" if i % 4 >= 4 - f else "fq_t"
-                sys.exit(f"check_kernels_host: fq_pipe_probe ({f} chains on FP64, {limb_products} limb "
-                         f"products): element {i} ({pipe}) is {line}, expected {w:#x}")
-    print(f"check_kernels_host: fq_pipe_probe: {len(xs)} elements times their group's first, {rounds} rounds, "
-          "by fq_t and by fq_f64 (FP64) products, equal Python's")
-
-
 # -fno-strict-aliasing: the kernels copy points as uint4 vectors (load16 /
 # store16), which the host compiler's type-based alias analysis may reorder (g++
 # -O2 did: wrong sums); nvcc's code is unaffected. AddressSanitizer and UBSan:
@@ -586,9 +528,7 @@ def main():
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/msm_accumulate.cpp"), "-o", exe], check=True)
         runs = 0
-        # g1f64-N: the G1 accumulator with ZZ, ZZZ and N products on the FP64 pipe (MSM_G1_ACC_FP64)
-        modes = ((G1Curve, "g1"), (G1Curve, "g1f64-4"), (G1Curve, "g1f64-5"), (G1Curve, "g1f64-6"), (G2Curve, "g2"))
-        for curve, mode in modes:
+        for curve in (G1Curve, G2Curve):
             bases = make_bases(rng, 97 if curve is G1Curve else 41, curve)
             words = 24 if curve is G1Curve else 48
             base_text = f"{len(bases)}\n" + "".join(
@@ -598,23 +538,21 @@ def main():
                 want = expected(bases, nb, entries, curve)
                 feed = base_text + f"{nb} {len(entries)}\n" + "".join(f"{k} {b} {int(s)}\n" for k, b, s in entries)
                 for l0, l1 in ((8, 4), (3, 2), (64, 8), (128, 8)):
-                    out = subprocess.run([exe, mode, str(l0), str(l1)], input=feed,
+                    out = subprocess.run([exe, curve.name.lower(), str(l0), str(l1)], input=feed,
                                          capture_output=True, text=True, check=True).stdout.strip().split("\n")
                     got = [curve.from_xyzz(line.split()) for line in out]
                     for key in range(nb):
                         if got[key] != want[key]:
-                            sys.exit(f"check_kernels_host: {mode} L={l0}/{l1}, {name}: bucket "
+                            sys.exit(f"check_kernels_host: {curve.name} L={l0}/{l1}, {name}: bucket "
                                      f"{key} is {got[key]}, expected {want[key]}")
                     runs += 1
-                print(f"check_kernels_host: {mode}, {name}: {len(entries)} entries in {nb} buckets: the "
+                print(f"check_kernels_host: {curve.name}, {name}: {len(entries)} entries in {nb} buckets: the "
                       "XYZZ accumulation with its levels equals Python's sums")
-        exe = os.path.join(tmp, "fq_kernels")
+        exe = os.path.join(tmp, "fq_inverse")
         subprocess.run([cxx, *FLAGS,
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
-                        os.path.join(repo, "scripts/cuda/emu/fq_kernels.cpp"), "-o", exe], check=True)
+                        os.path.join(repo, "scripts/cuda/emu/fq_inverse.cpp"), "-o", exe], check=True)
         check_fq_inverse(exe, rng, quick)
-        check_fq_f64_products(exe, rng, quick)
-        check_fq_pipe_probe(exe, rng, quick)
         exe = os.path.join(tmp, "scan")
         # OS threads for the barriers: without AddressSanitizer, whose thread
         # start-up made this ~50 times slower
@@ -632,18 +570,12 @@ def main():
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/spmv.cpp"), "-o", exe], check=True)
         check_spmv(exe, rng, quick)
-        # The whole G1 MSM as built, and with its mixed additions partly on the
-        # FP64 pipe (MSM_G1_ACC_FP64: the accumulation and the ones sum).
-        msms = 0
-        for defines in ([], ["-DMSM_G1_ACC_FP64=4"]):
-            exe = os.path.join(tmp, "msm_host")
-            subprocess.run([cxx, *FLAGS, *defines,
-                            "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
-                            os.path.join(repo, "scripts/cuda/emu/msm_host.cpp"), "-o", exe], check=True)
-            print(f"check_kernels_host: G1 MSM {' '.join(defines) or '(as built)'}:")
-            check_msm(exe, rng, make_bases(rng, 200), quick)
-            msms += len(msm_cases(rng, quick)) * 4
-        print(f"check_kernels_host: ok ({runs} accumulation runs, {msms} MSMs)")
+        exe = os.path.join(tmp, "msm_host")
+        subprocess.run([cxx, *FLAGS,
+                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
+                        os.path.join(repo, "scripts/cuda/emu/msm_host.cpp"), "-o", exe], check=True)
+        check_msm(exe, rng, make_bases(rng, 200), quick)
+        print(f"check_kernels_host: ok ({runs} accumulation runs, {len(msm_cases(rng, quick)) * 4} MSMs)")
 
 
 if __name__ == "__main__":

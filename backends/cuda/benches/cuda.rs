@@ -12,14 +12,6 @@
 //! - compute_h/{20,24}: the whole H computation, transfers included.
 //! - fq_inverse/{fermat,divsteps}/20: 2^20 Fq inversions on resident data, one
 //!   a thread, by a^(p - 2) and by Bernstein-Yang divsteps.
-//! - fq_pipes/{fq,limbs,both,fp64}/X: the pipe probe over 2^20 resident Fq
-//!   elements (2^18 threads, 64 rounds): four Fq products a round on the
-//!   multiplier's pipe (fq/0); X FP64 limb products a round alone (limbs/X)
-//!   and beside the four products (both/X); and the four products with X of
-//!   them FP64 products (kernels/ff/fp64.cuh) instead (fp64/X). Where both/X
-//!   takes about as long as fq/0, the FP64 pipe's work hides beside the
-//!   multiplier's; fp64/X against fq/0 is what moving products there gives.
-//!   Throughput is in Fq products (limbs: limb products).
 //! - g1_msm_26/{resident,streamed}: G1 MSM of 2^26 uniform scalars with the bases
 //!   on the device, and with them in host memory, streamed in chunks by the MSM
 //!   (only when CROSSGROTH_BENCH_MAX_LOG >= 26: 6 GiB of bases, 2 GiB of scalars).
@@ -33,9 +25,9 @@
 use std::time::Duration;
 
 use blst::*;
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use crossgroth_cuda::{
-    host, Bases, CudaDevice, CudaError, Curve, InverseMethod, MsmOptions, PipeProbe, G1, G2,
+    host, Bases, CudaDevice, CudaError, Curve, InverseMethod, MsmOptions, G1, G2,
 };
 use rand::{Rng, RngCore, SeedableRng};
 
@@ -235,51 +227,6 @@ fn benches(c: &mut Criterion) {
             g.bench_with_input(BenchmarkId::new(name, 20), &method, |b, &method| {
                 b.iter_custom(|iters| {
                     device_time(&gpu, iters, |g| g.fq_inverse_resident(&mut buf, method))
-                })
-            });
-        }
-    }
-    g.finish();
-
-    // --------------------------------------------------------------- Fq pipes
-    let mut g = c.benchmark_group("fq_pipes");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2));
-    {
-        let n = 1usize << 20;
-        let xs: Vec<blst_fp> = random_bases(&mut rng, n / 4)
-            .iter()
-            .flat_map(|p| [p.x, p.y, p.x, p.y])
-            .collect();
-        let mut buf = gpu.upload_fq(&xs).expect("upload");
-        let rounds = 64u32;
-        let products = (n as u64) * u64::from(rounds);
-        let mut cases = vec![("fq", true, 0u32, 0u32)];
-        for limbs in [128u32, 256, 512] {
-            cases.push(("limbs", false, 0, limbs));
-            cases.push(("both", true, 0, limbs));
-        }
-        for chains in 1..=4u32 {
-            cases.push(("fp64", true, chains, 0));
-        }
-        for (name, fq_products, fp64_chains, limb_products) in cases {
-            let probe = PipeProbe {
-                rounds,
-                fq_products,
-                fp64_chains,
-                limb_products,
-            };
-            g.throughput(Throughput::Elements(if fq_products {
-                products
-            } else {
-                (n as u64 / 4) * u64::from(rounds) * u64::from(limb_products)
-            }));
-            gpu.fq_pipe_probe(&mut buf, probe).expect("warm-up");
-            let id = BenchmarkId::new(name, fp64_chains.max(limb_products));
-            g.bench_with_input(id, &probe, |b, &probe| {
-                b.iter_custom(|iters| {
-                    device_time(&gpu, iters, |g| g.fq_pipe_probe(&mut buf, probe))
                 })
             });
         }

@@ -1,8 +1,7 @@
-//! Field-element kernels on their own (kernels/ff/kernels.cuh): Fq inversion in
-//! bulk, to test the divsteps inversion against blst and to time it against
-//! Fermat's (the tables of precomputed copies invert by divsteps,
-//! kernels/msm/pippenger.cuh); and the pipe probe, which times Fq products with
-//! FP64 work beside them.
+//! Field-element kernels on their own: Fq inversion in bulk
+//! (kernels/ff/kernels.cuh), to test the divsteps inversion against blst and to
+//! time it against Fermat's (the tables of precomputed copies invert by
+//! divsteps, kernels/msm/pippenger.cuh).
 
 use blst::blst_fp;
 use cudarc::driver::CudaSlice;
@@ -37,19 +36,6 @@ impl InverseMethod {
 pub struct FqBuffer {
     buf: CudaSlice<u64>,
     len: usize,
-}
-
-/// One launch of [`CudaDevice::fq_pipe_probe`]: each thread takes four
-/// elements through `rounds` rounds of four Fq products (none when
-/// `fq_products` is off), the last `fp64_chains` of the four on the FP64 pipe
-/// (kernels/ff/fp64.cuh) and the others on the multiplier's, and
-/// `limb_products` FP64 limb products a round.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PipeProbe {
-    pub rounds: u32,
-    pub fq_products: bool,
-    pub fp64_chains: u32,
-    pub limb_products: u32,
 }
 
 impl FqBuffer {
@@ -114,37 +100,6 @@ impl CudaDevice {
         }
         let _g = self.guard();
         self.download_large(&data.buf, as_words_mut(out, FQ_WORDS), "Fq download")
-    }
-
-    /// Runs the pipe probe (kernels/ff/kernels.cuh, `fq_pipe_probe`) over
-    /// device-resident elements, a thread per four of them, and waits for it:
-    /// timed with the Fq products alone, the FP64 limb products alone and both,
-    /// it shows whether the FP64 pipe's work runs beside the multiplier's.
-    /// With no limb products each element becomes itself times its group's
-    /// first element to the power `rounds` (Montgomery products) on either
-    /// pipe, which is how the tests check the FP64 products against blst.
-    pub fn fq_pipe_probe(&self, data: &mut FqBuffer, probe: PipeProbe) -> Result<(), CudaError> {
-        let kernel = self
-            .k
-            .fq_pipe_probe
-            .get(probe.fp64_chains as usize)
-            .ok_or_else(|| {
-                CudaError::InvalidInput(format!(
-                    "{} of four product chains on the FP64 pipe",
-                    probe.fp64_chains
-                ))
-            })?;
-        let threads = u32::try_from(data.len / 4).map_err(|_| {
-            CudaError::InvalidInput(format!(
-                "{} Fq elements is too many for one launch",
-                data.len
-            ))
-        })?;
-        let fq_products = u32::from(probe.fq_products);
-        let _g = self.guard();
-        launch!(self, *kernel, threads, 128;
-            &mut data.buf, &threads, &probe.rounds, &fq_products, &probe.limb_products);
-        self.sync("Fq pipe probe")
     }
 
     fn fq_inverse_on_device(

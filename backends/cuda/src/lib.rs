@@ -161,8 +161,6 @@ struct Kernels {
     fr_spmv: CudaFunction,
     fr_first_unsatisfied: CudaFunction,
     fq_inverse_batch: CudaFunction,
-    /// fq_pipe_probe, then fq_pipe_probe_fp64_F for F = 1..=4.
-    fq_pipe_probe: [CudaFunction; 5],
 }
 
 struct CurveKernels {
@@ -327,7 +325,7 @@ mod tables;
 mod transfer;
 mod witness;
 pub use bases::{Bases, HostBases};
-pub use field::{FqBuffer, InverseMethod, PipeProbe};
+pub use field::{FqBuffer, InverseMethod};
 pub use matrices::{ConstraintMatrices, CsrMatrix, AUX_COLUMN};
 pub use ntt::FrBuffer;
 pub use setup::FIXED_BASE_TABLE_LEN;
@@ -488,13 +486,6 @@ impl CudaDevice {
             fr_spmv: f("fr_spmv")?,
             fr_first_unsatisfied: f("fr_first_unsatisfied")?,
             fq_inverse_batch: f("fq_inverse_batch")?,
-            fq_pipe_probe: [
-                f("fq_pipe_probe")?,
-                f("fq_pipe_probe_fp64_1")?,
-                f("fq_pipe_probe_fp64_2")?,
-                f("fq_pipe_probe_fp64_3")?,
-                f("fq_pipe_probe_fp64_4")?,
-            ],
         };
         if let Some(pool) = pool {
             pool_users(pool, 1);

@@ -7,7 +7,6 @@
 // here) is the block's. Include this before anything from kernels/.
 #pragma once
 #include <barrier>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -103,19 +102,6 @@ inline unsigned __brev(unsigned v) {
     unsigned r = 0;
     for (int i = 0; i < 32; i++) r |= ((v >> i) & 1u) << (31 - i);
     return r;
-}
-
-// CUDA's fma is IEEE's fused multiply-add rounded to nearest, as std::fma is.
-using std::fma;
-inline long long __double_as_longlong(double d) {
-    long long v;
-    memcpy(&v, &d, sizeof v);
-    return v;
-}
-inline double __longlong_as_double(long long v) {
-    double d;
-    memcpy(&d, &v, sizeof d);
-    return d;
 }
 
 // Runs kernel(args...) for every thread of a 1-D grid, one after another.

@@ -4,8 +4,7 @@
 // after it as msm/ launches them, and prints every bucket (X Y ZZ ZZZ, Montgomery form, hex
 // limbs, most significant first).
 //
-//   msm_accumulate <g1|g1f64-4|g1f64-5|g1f64-6|g2> L0 L1 < input
-//                  (g1f64-N: ZZ and ZZZ and N products a mixed addition on the FP64 pipe)
+//   msm_accumulate <g1|g2> L0 L1 < input
 //   input: nbases, then per base x then y as hex u32 limbs, little endian (G1:
 //          12 each; G2: 24 each, c0 then c1); nb nentries, then per entry:
 //          key base negate (sorted by key)
@@ -19,7 +18,7 @@ static u32* words(F& f) {
     return reinterpret_cast<u32*>(&f);
 }
 
-template <class A, class X, class F, class Acc = X>
+template <class A, class X, class F>
 static int run(u32 L0, u32 L1) {
     const int W = sizeof(F) / 4;
     unsigned nbases = 0;
@@ -43,7 +42,7 @@ static int run(u32 L0, u32 L1) {
     }
     for (unsigned k = 0; k < nb; k++) offsets[k + 1] += offsets[k];
     std::vector<X> buckets(nb, X::inf());
-    emu_accumulate<A, X, Acc>(bases.data(), entries.data(), offsets.data(), nb, n, L0, L1, buckets.data());
+    emu_accumulate(bases.data(), entries.data(), offsets.data(), nb, n, L0, L1, buckets.data());
     for (auto& b : buckets) {
         F* f[4] = {&b.X, &b.Y, &b.ZZ, &b.ZZZ};
         for (int c = 0; c < 4; c++) {
@@ -56,14 +55,11 @@ static int run(u32 L0, u32 L1) {
 
 int main(int argc, char** argv) {
     if (argc != 4) {
-        fprintf(stderr, "usage: msm_accumulate <g1|g1f64-4|g1f64-5|g1f64-6|g2> L0 L1 < input\n");
+        fprintf(stderr, "usage: msm_accumulate <g1|g2> L0 L1 < input\n");
         return 2;
     }
     const std::string curve = argv[1];
     const u32 L0 = (u32)atoi(argv[2]), L1 = (u32)atoi(argv[3]);
     if (curve == "g2") return run<g2_affine_t, g2_xyzz_t, fq2_t>(L0, L1);
-    if (curve == "g1f64-4") return run<g1_affine_inline_t, g1_xyzz_inline_t, fq_inline_t, xyzz_f64_acc_t<fq_inline_t, 4>>(L0, L1);
-    if (curve == "g1f64-5") return run<g1_affine_inline_t, g1_xyzz_inline_t, fq_inline_t, xyzz_f64_acc_t<fq_inline_t, 5>>(L0, L1);
-    if (curve == "g1f64-6") return run<g1_affine_inline_t, g1_xyzz_inline_t, fq_inline_t, xyzz_f64_acc_t<fq_inline_t, 6>>(L0, L1);
     return run<g1_affine_t, g1_xyzz_t, fq_t>(L0, L1);
 }

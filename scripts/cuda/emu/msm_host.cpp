@@ -108,12 +108,10 @@ int main(int argc, char** argv) {
             msm_scatter(canon.data(), bidx_pass, m, c, 0, nwin, wset, F, cursor.data(), entries.data());
         });
         if (lo == 0) {
-            emu_accumulate<g1_affine_t, g1_xyzz_t, g1_acc_t>(table.data(), entries.data(), offsets.data(), nb, total, L0, L1,
-                                                           buckets.data());
+            emu_accumulate(table.data(), entries.data(), offsets.data(), nb, total, L0, L1, buckets.data());
         } else {
             std::vector<g1_xyzz_t> pass_buckets(nb, g1_xyzz_t::inf());
-            emu_accumulate<g1_affine_t, g1_xyzz_t, g1_acc_t>(table.data(), entries.data(), offsets.data(), nb, total, L0, L1,
-                                                           pass_buckets.data());
+            emu_accumulate(table.data(), entries.data(), offsets.data(), nb, total, L0, L1, pass_buckets.data());
             emu_launch(nb, 128, [&] { msm_bucket_merge_impl(buckets.data(), pass_buckets.data(), nb); });
         }
     }
@@ -125,9 +123,7 @@ int main(int argc, char** argv) {
     // fewer threads than ones, so that threads add several
     const u32 t = counters[1] / 3 + 1;
     std::vector<g1_xyzz_t> part(t);
-    emu_launch(t, 64, [&] {
-        msm_ones_impl<g1_affine_t, g1_xyzz_t, g1_acc_t>(table.data(), F, one_bases.data(), &counters[1], part.data(), t);
-    });
+    emu_launch(t, 64, [&] { msm_ones_impl(table.data(), F, one_bases.data(), &counters[1], part.data(), t); });
     sum_to_jacobian(part, 1, t, ones);
     sets.push_back(ones[0]);
     printf("%u %u\n", counters[0], counters[1]);

@@ -1,8 +1,7 @@
-//! Fq inversion on the device (both methods, in place and resident), and the
-//! pipe probe's products on the multiplier's and the FP64 pipe.
+//! Fq inversion on the device (both methods, in place and resident).
 
 use blst::blst_fp;
-use crossgroth_cuda::{InverseMethod, PipeProbe};
+use crossgroth_cuda::InverseMethod;
 use crossgroth_gpu_host::reference::*;
 
 #[test]
@@ -44,48 +43,4 @@ fn fq_inverse_matches_blst() {
         "1 / (1 / x) != x on the device"
     );
     eprintln!("ok Fq inverse resident, {} elements twice", input.len());
-}
-
-/// The pipe probe's products on either pipe (fq_t on the multiplier's, fq_f64
-/// on the FP64 pipe) are blst's: each element of a group of four becomes
-/// itself times the group's first element to the power `rounds`.
-#[test]
-fn fq_pipe_probe_products_match_blst() {
-    let gpu = gpu_or_skip!();
-    let mut rng = rng("fq_pipe_probe_products_match_blst");
-    let mut input = fq_edge_cases();
-    input.extend((0..(4 << 10) + 4).map(|_| fq_random(&mut rng)));
-    input.truncate(input.len() / 4 * 4);
-    let rounds = 7u32;
-    let want: Vec<blst_fp> = input
-        .chunks(4)
-        .flat_map(|group| {
-            group
-                .iter()
-                .map(|x| (0..rounds).fold(*x, |acc, _| fq_mul(&acc, &group[0])))
-        })
-        .collect();
-    for fp64_chains in 0..=4u32 {
-        let mut buf = gpu.upload_fq(&input).unwrap();
-        let probe = PipeProbe {
-            rounds,
-            fq_products: true,
-            fp64_chains,
-            limb_products: 0,
-        };
-        gpu.fq_pipe_probe(&mut buf, probe).unwrap();
-        let mut got = vec![blst_fp::default(); input.len()];
-        gpu.download_fq(&buf, &mut got).unwrap();
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(
-                g.l, w.l,
-                "{fp64_chains} chains on FP64: element {i} ({:x?})",
-                input[i].l
-            );
-        }
-        eprintln!(
-            "ok Fq pipe probe, {fp64_chains} of 4 chains on FP64, {} elements",
-            input.len()
-        );
-    }
 }
