@@ -25,10 +25,14 @@ RUST_LOG=info timeout "$limit" /usr/bin/time -v "$bin/crossgroth" filecoin bench
     ${EXTRA_FLAGS:-} --proofs "$out/cuda-seed$seed.proofs" 2>&1 | tee -a "$log"
 rc=${PIPESTATUS[0]}
 if [ -n "${EXPECT:-}" ]; then
-    if cmp "$out/cuda-seed$seed.proofs" "$EXPECT"; then
-        echo "== the proofs equal $EXPECT byte for byte" | tee -a "$log"
+    # A run of fewer jobs than EXPECT holds is checked against EXPECT's first
+    # proofs (a seed's proofs come in the same order on every run).
+    got=$(stat -c %s "$out/cuda-seed$seed.proofs" 2>/dev/null || echo 0)
+    want=$(stat -c %s "$EXPECT")
+    if [ "$got" -gt 0 ] && [ "$got" -le "$want" ] && cmp -n "$got" "$out/cuda-seed$seed.proofs" "$EXPECT"; then
+        echo "== the $((got / 192)) proofs equal the first of $EXPECT byte for byte" | tee -a "$log"
     else
-        echo "!! the proofs differ from $EXPECT" | tee -a "$log"
+        echo "!! the proofs ($got bytes) differ from $EXPECT ($want bytes)" | tee -a "$log"
         rc=1
     fi
 fi
