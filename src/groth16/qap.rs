@@ -54,7 +54,6 @@ pub(super) fn query_scalars(
     beta: Scalar,
 ) -> Result<QueryScalars> {
     let ni = shape.num_inputs();
-    let vars = ni + shape.num_aux();
     let (mut at, bt) = rayon::join(
         || evaluations(shape, &shape.a, &lagrange),
         || evaluations(shape, &shape.b, &lagrange),
@@ -66,16 +65,10 @@ pub(super) fn query_scalars(
         .zip(&bt)
         .map(|(a, b)| bool::from(a.is_zero()) && bool::from(b.is_zero()))
         .collect();
-    let (b_in, b_aux) = (shape.b_input_density(), shape.b_aux_density());
-    let b: Vec<Scalar> = (0..vars)
-        .into_par_iter()
-        .filter(|&v| {
-            if v < ni {
-                b_in.get(v)
-            } else {
-                b_aux.get(v - ni)
-            }
-        })
+    let b: Vec<Scalar> = shape
+        .b_input_density()
+        .ones()
+        .chain(shape.b_aux_density().ones().map(|k| ni + k))
         .map(|v| bt[v])
         .collect();
     let mut abc = bt;
