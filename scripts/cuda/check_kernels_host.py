@@ -6,6 +6,8 @@ scripts/cuda/emu/cuda_emu.h (CUDA's keywords, one thread after another; the
 PTX carry-chain instructions emulated in kernels/ff/ptx.cuh), so the very
 source the GPU runs is checked here, in CI, without a GPU. What runs:
 
+- mont_t's products (CIOS and one level of Karatsuba) and squares in Fq and Fr:
+  extremes, operands whose halves' sums carry, random;
 - fq_inverse_batch, both methods (divsteps, Fermat), on Montgomery-form
   elements: 0, 1, p - 1, R, powers of two, random;
 - the G1 and G2 MSM accumulations (the XYZZ kernels) with the levels after
@@ -329,6 +331,34 @@ FLAGS = ["-O1", "-fno-strict-aliasing", "-fsanitize=address,undefined", "-fno-sa
          "-std=c++20", "-pthread", "-w"]
 
 
+def check_mont_mul(exe, rng, quick):
+    """mont_t's CIOS and Karatsuba products and its square, both fields: operands
+    whose halves' sums carry or not, extremes, random."""
+    for name, p, n in (("fq", P, 12), ("fr", R_FR, 8)):
+        r = 2 ** (32 * n) % p
+        half = 2 ** (16 * n)
+        edge = [0, 1, 2, p - 1, p - 2, r, p - r, (p - 1) // 2, half - 1, half, half + 1, p - half, half * half // 4]
+        edge += [p - 1 - (half - 1) * k for k in (1, 2)] + [(half - 1) * (half // 8) + half - 1]
+        edge = [x % p for x in edge]
+        pairs = [(x, y) for x in edge for y in edge]
+        pairs += [(rng.randrange(p), rng.randrange(p)) for _ in range(300 if quick else 20000)]
+        # both halves near all ones: the sums a0 + a1 carry
+        top = p // half
+        pairs += [(rng.randrange(top - 2**20, top) * half + half - 1 - rng.randrange(2**20),
+                   rng.randrange(top - 2**20, top) * half + half - 1 - rng.randrange(2**20)) for _ in range(200)]
+        def words(v):
+            return " ".join("%x" % ((v >> (32 * i)) & 0xFFFFFFFF) for i in range(n))
+        feed = "".join(f"{words(x)} {words(y)}\n" for x, y in pairs)
+        out = subprocess.run([exe, name], input=feed, capture_output=True, text=True, check=True).stdout.split("\n")
+        rinv = pow(r, -1, p)
+        for (x, y), line in zip(pairs, out):
+            cios, kara, sqr = (int(v, 16) for v in line.split())
+            if cios != x * y * rinv % p or kara != cios or sqr != x * x * rinv % p:
+                sys.exit(f"check_kernels_host: {name} {x:#x} * {y:#x}: CIOS {cios:#x}, Karatsuba {kara:#x}, "
+                         f"square {sqr:#x}; expected {x * y * rinv % p:#x} and {x * x * rinv % p:#x}")
+        print(f"check_kernels_host: {name}: {len(pairs)} CIOS and Karatsuba products and squares equal Python's")
+
+
 def check_scan(exe, rng, quick):
     """The bucket-offsets scan: tiles of 4096 counts, one block over the tile
     sums, each tile's scan; sizes around the tile and the block."""
@@ -548,6 +578,11 @@ def main():
                     runs += 1
                 print(f"check_kernels_host: {curve.name}, {name}: {len(entries)} entries in {nb} buckets: the "
                       "XYZZ accumulation with its levels equals Python's sums")
+        exe = os.path.join(tmp, "mont_mul")
+        subprocess.run([cxx, *FLAGS,
+                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
+                        os.path.join(repo, "scripts/cuda/emu/mont_mul.cpp"), "-o", exe], check=True)
+        check_mont_mul(exe, rng, quick)
         exe = os.path.join(tmp, "fq_inverse")
         subprocess.run([cxx, *FLAGS,
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),

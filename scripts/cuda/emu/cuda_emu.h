@@ -21,6 +21,7 @@
 #define __noinline__
 #define __launch_bounds__(...)
 #define __shared__ static
+#define __constant__
 
 struct emu_dim3 {
     unsigned x, y, z;

@@ -1,0 +1,44 @@
+// Host run of mont_t's products (kernels/ff/mont.cuh), for
+// scripts/cuda/check_kernels_host.py: pairs of elements of the field named
+// (fq or fr; Montgomery form, hex limbs, least significant first)
+// on stdin; for each pair, its CIOS product (mul_cios),
+// its Karatsuba product (mul_kara) and the first element's square on stdout,
+// each as one hex number.
+#include "cuda_emu.h"
+#include "crossgroth.cu"
+
+#include <string>
+
+template <class F>
+static bool read(F& x) {
+    for (int i = 0; i < F::N; i++)
+        if (scanf("%x", &x.l[i]) != 1) return false;
+    return true;
+}
+
+template <class F>
+static void print(const F& x) {
+    for (int i = F::N - 1; i >= 0; i--) printf("%08x", x.l[i]);
+}
+
+template <class F>
+static int run() {
+    F a, b;
+    while (read(a) && read(b)) {
+        print(F::mul_cios(a, b));
+        printf(" ");
+        print(F::mul_kara(a, b));
+        printf(" ");
+        print(F::sqr_inl(a));
+        printf("\n");
+    }
+    return 0;
+}
+
+int main(int argc, char** argv) {
+    const std::string field = argc == 2 ? argv[1] : "";
+    if (field == "fq") return run<fq_t>();
+    if (field == "fr") return run<fr_t>();
+    fprintf(stderr, "usage: mont_mul fq|fr < pairs\n");
+    return 2;
+}
