@@ -8,28 +8,15 @@
 #define FQ_INLINE_MUL 0
 #endif
 
-// Products by one level of Karatsuba (mont_t::mul_kara) instead of CIOS, for
-// Fq and for Fr.
-#ifndef FQ_MUL_KARATSUBA
-#define FQ_MUL_KARATSUBA 0
-#endif
-// FQ_INLINE_MUL_KARATSUBA: the same for fq_inline_t only (the G1 accumulation).
-#ifndef FQ_INLINE_MUL_KARATSUBA
-#define FQ_INLINE_MUL_KARATSUBA FQ_MUL_KARATSUBA
-#endif
 // FR_INV_IMMEDIATE: Fr's -p^-1 mod 2^32 as an immediate, as Fq's is (see
 // fr_params::inv_word).
 #ifndef FR_INV_IMMEDIATE
 #define FR_INV_IMMEDIATE 0
 #endif
-#ifndef FR_MUL_KARATSUBA
-#define FR_MUL_KARATSUBA 0
-#endif
 
 struct fq_params {
     static const int N = 12;
     static const bool inline_mul = FQ_INLINE_MUL;
-    static const bool karatsuba = FQ_MUL_KARATSUBA;
     static const u32 inv = 0xfffcfffdu;
     __device__ __forceinline__ static u32 inv_word() { return inv; }
     __device__ __forceinline__ static u32 mod(int i) {
@@ -64,7 +51,6 @@ __constant__ u32 fr_inv_word = 0xffffffffu;
 struct fr_params {
     static const int N = 8;
     static const bool inline_mul = true;
-    static const bool karatsuba = FR_MUL_KARATSUBA;
     static const u32 inv = 0xffffffffu;
 #if FR_INV_IMMEDIATE
     __device__ __forceinline__ static u32 inv_word() { return inv; }
@@ -96,7 +82,6 @@ typedef mont_t<fq_params> fq_t;
 // accumulation, MSM_G1_ACC_INLINE), without inlining every other kernel.
 struct fq_inline_params : fq_params {
     static const bool inline_mul = true;
-    static const bool karatsuba = FQ_INLINE_MUL_KARATSUBA;
 };
 typedef mont_t<fq_inline_params> fq_inline_t;
 typedef mont_t<fr_params> fr_t;

@@ -9,9 +9,9 @@
 #include "safegcd.cuh"
 
 // P supplies: static const int N; P::mod(i), P::one(i) (R mod p), P::inv
-// (-p^-1 mod 2^32) and P::inv_word() (the same, as the reductions read it);
-// P::karatsuba picks the product's method. The constant arrays live in device
-// functions so that, after unrolling, every limb becomes an immediate.
+// (-p^-1 mod 2^32) and P::inv_word() (the same, as the reductions read it).
+// The constant arrays live in device functions so that, after unrolling, every
+// limb becomes an immediate.
 //
 // 16-byte aligned (every element is 32 or 48 bytes) so that copies of whole
 // elements (shared memory in the NTT, twiddles, scalars) are 16-byte vector
@@ -155,15 +155,7 @@ struct alignas(16) mont_t {
         u32 borrow = ptx::subc(0, 0);
         return borrow ? r : s;
     }
-    // The product by the field's method (P::karatsuba: mul_kara, else mul_cios).
     __device__ __forceinline__ static mont_t mul_inl(const mont_t& a, const mont_t& b) {
-        if constexpr (P::karatsuba) {
-            return mul_kara(a, b);
-        } else {
-            return mul_cios(a, b);
-        }
-    }
-    __device__ __forceinline__ static mont_t mul_cios(const mont_t& a, const mont_t& b) {
         u32 even[N], odd[N];
 #pragma unroll
         for (int i = 0; i < N; i += 2) {
@@ -176,121 +168,6 @@ struct alignas(16) mont_t {
         for (int j = 1; j < N - 1; j++) even[j] = ptx::addc_cc(even[j], odd[j + 1]);
         even[N - 1] = ptx::addc(even[N - 1], 0);
         return reduce_once(even);
-    }
-
-    // Montgomery product by one level of Karatsuba (P::karatsuba): with
-    // a = a0 + a1 X, b = b0 + b1 X (X = 2^(16N)), the 2N-limb a * b is
-    // a0 b0 + (a0 + a1)(b0 + b1) X - (a0 b0 + a1 b1) X + a1 b1 X^2: three
-    // half-size products, 3N^2/4 wide multiply-adds instead of N^2, the rest
-    // additions on the integer ALU; then redc_wide, the square's reduction.
-    // Requires N divisible by 4 (both fields): each half has an even number of
-    // limbs for the even/odd chains of mul_half.
-    //
-    // mul_half: the N-limb product of two N/2-limb numbers by rows (row i is
-    // a_i times b), split as in sqr_row: products a_i b_j with j even go to
-    // one array, those with j odd to the other, so the low and high halves of
-    // each product land in adjacent limbs of one chain, and the arrays swap
-    // roles from row to row so that every chain starts where the array's
-    // limbs were last written. Each row's chain of even j covers limbs
-    // i .. i + N/2 - 1 of its array, which the row before left written up to
-    // exactly there, so its carry starts a new limb; the chain of odd j
-    // covers i + 1 .. i + N/2, one limb past the other array's top, whose
-    // last high half cannot carry.
-    __device__ __forceinline__ static void mul_half_row(u32* acc, u32 ai, const u32* b, int i, int j0, int top) {
-        const int H = N / 2;
-#pragma unroll
-        for (int j = j0; j < H; j += 2) {
-            const int k = i + j;
-            if (j == j0) acc[k] = ptx::mad_lo_cc(ai, b[j], acc[k]);
-            else if (k <= top) acc[k] = ptx::madc_lo_cc(ai, b[j], acc[k]);
-            else acc[k] = ptx::madc_lo_cc(ai, b[j], 0);
-            if (k + 1 <= top) acc[k + 1] = ptx::madc_hi_cc(ai, b[j], acc[k + 1]);
-            else acc[k + 1] = ptx::madc_hi(ai, b[j], 0);
-        }
-        const int last = i + j0 + ((H - 1 - j0) & ~1) + 1;
-        if (last == top) acc[top + 1] = ptx::addc(0, 0);
-    }
-    __device__ __forceinline__ static void mul_half(u32* t, const u32* a, const u32* b) {
-        const int H = N / 2;
-        u32 x[N], y[N];
-        // Row 0 writes fresh limbs: x[0 .. H-1] (j even), y[1 .. H] (j odd).
-#pragma unroll
-        for (int j = 0; j < H; j += 2) {
-            x[j] = ptx::mul_lo(a[0], b[j]);
-            x[j + 1] = ptx::mul_hi(a[0], b[j]);
-            y[j + 1] = ptx::mul_lo(a[0], b[j + 1]);
-            y[j + 2] = ptx::mul_hi(a[0], b[j + 1]);
-        }
-        // Row i: its even-j chain goes to the array written up to i + H - 1
-        // (y for odd i), its odd-j chain to the other, written up to
-        // i + H - 1 too except after row 0 (x: H - 1).
-#pragma unroll
-        for (int i = 1; i < H; i++) {
-            u32* even_j = (i & 1) ? y : x;
-            u32* odd_j = (i & 1) ? x : y;
-            mul_half_row(even_j, a[i], b, i, 0, i + H - 1);
-            mul_half_row(odd_j, a[i], b, i, 1, i == 1 ? H - 1 : i + H - 1);
-        }
-        // x holds limbs 0 .. N - 1, y limbs 1 .. N - 1; their sum, the
-        // product, cannot carry out.
-        t[0] = x[0];
-        t[1] = ptx::add_cc(x[1], y[1]);
-#pragma unroll
-        for (int k = 2; k < N - 1; k++) t[k] = ptx::addc_cc(x[k], y[k]);
-        t[N - 1] = ptx::addc(x[N - 1], y[N - 1]);
-    }
-    __device__ __forceinline__ static mont_t mul_kara(const mont_t& a, const mont_t& b) {
-        const int H = N / 2;
-        u32 lo[N], hi[N], mid[N + 1], sa[H], sb[H], t[2 * N];
-        mul_half(lo, a.l, b.l);
-        mul_half(hi, a.l + H, b.l + H);
-        // sa = a0 + a1, sb = b0 + b1, each H limbs and a carry bit
-        sa[0] = ptx::add_cc(a.l[0], a.l[H]);
-#pragma unroll
-        for (int j = 1; j < H; j++) sa[j] = ptx::addc_cc(a.l[j], a.l[H + j]);
-        const u32 ca = ptx::addc(0, 0);
-        sb[0] = ptx::add_cc(b.l[0], b.l[H]);
-#pragma unroll
-        for (int j = 1; j < H; j++) sb[j] = ptx::addc_cc(b.l[j], b.l[H + j]);
-        const u32 cb = ptx::addc(0, 0);
-        mul_half(mid, sa, sb);
-        // (sa + ca X)(sb + cb X) = sa sb + (ca sb + cb sa) X + ca cb X^2
-        // (below 4 X^2: limb N is at most 3)
-        u32 ua[H], ub[H];
-#pragma unroll
-        for (int j = 0; j < H; j++) {
-            ua[j] = ca ? sb[j] : 0;
-            ub[j] = cb ? sa[j] : 0;
-        }
-        mid[H] = ptx::add_cc(mid[H], ua[0]);
-#pragma unroll
-        for (int j = 1; j < H; j++) mid[H + j] = ptx::addc_cc(mid[H + j], ua[j]);
-        mid[N] = ptx::addc(ca & cb, 0);
-        mid[H] = ptx::add_cc(mid[H], ub[0]);
-#pragma unroll
-        for (int j = 1; j < H; j++) mid[H + j] = ptx::addc_cc(mid[H + j], ub[j]);
-        mid[N] = ptx::addc(mid[N], 0);
-        // - a0 b0 - a1 b1 = a0 b1 + a1 b0 (below 2 X^2: no borrow out)
-        mid[0] = ptx::sub_cc(mid[0], lo[0]);
-#pragma unroll
-        for (int j = 1; j < N; j++) mid[j] = ptx::subc_cc(mid[j], lo[j]);
-        mid[N] = ptx::subc(mid[N], 0);
-        mid[0] = ptx::sub_cc(mid[0], hi[0]);
-#pragma unroll
-        for (int j = 1; j < N; j++) mid[j] = ptx::subc_cc(mid[j], hi[j]);
-        mid[N] = ptx::subc(mid[N], 0);
-        // t = lo + hi X^2 + mid X (a * b < 2^(64N): no carry out)
-#pragma unroll
-        for (int j = 0; j < H; j++) t[j] = lo[j];
-        t[H] = ptx::add_cc(lo[H], mid[0]);
-#pragma unroll
-        for (int j = 1; j < H; j++) t[H + j] = ptx::addc_cc(lo[H + j], mid[j]);
-#pragma unroll
-        for (int j = 0; j <= H; j++) t[N + j] = ptx::addc_cc(hi[j], mid[H + j]);
-#pragma unroll
-        for (int j = H + 1; j < N - 1; j++) t[N + j] = ptx::addc_cc(hi[j], 0);
-        t[2 * N - 1] = ptx::addc(hi[N - 1], 0);
-        return redc_wide(t);
     }
 
     // Montgomery square a^2 * R^-1 mod p. Inlined for fields with

@@ -1,9 +1,8 @@
 // Host run of mont_t's products (kernels/ff/mont.cuh), for
 // scripts/cuda/check_kernels_host.py: pairs of elements of the field named
 // (fq or fr; Montgomery form, hex limbs, least significant first)
-// on stdin; for each pair, its CIOS product (mul_cios),
-// its Karatsuba product (mul_kara) and the first element's square on stdout,
-// each as one hex number.
+// on stdin; for each pair, its product (mul_inl) and the first element's square
+// on stdout, each as one hex number.
 #include "cuda_emu.h"
 #include "crossgroth.cu"
 
@@ -25,9 +24,7 @@ template <class F>
 static int run() {
     F a, b;
     while (read(a) && read(b)) {
-        print(F::mul_cios(a, b));
-        printf(" ");
-        print(F::mul_kara(a, b));
+        print(F::mul_inl(a, b));
         printf(" ");
         print(F::sqr_inl(a));
         printf("\n");
