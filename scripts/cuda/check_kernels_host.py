@@ -332,31 +332,43 @@ FLAGS = ["-O1", "-fno-strict-aliasing", "-fsanitize=address,undefined", "-fno-sa
 
 
 def check_mont_mul(exe, rng, quick):
-    """mont_t's product and square, both fields: extremes, operands whose halves
-    are near all ones, random."""
-    for name, p, n in (("fq", P, 12), ("fr", R_FR, 8)):
+    """mont_t's product, square, sum, difference, canonical value, is_zero and
+    equality: Fq and Fr on values below p, lazy Fq on values below 2p (its
+    results below 2p and equal mod p): extremes, operands whose halves are near
+    all ones, random."""
+    for name, p, n, bound in (("fq", P, 12, P), ("fr", R_FR, 8, R_FR), ("fqlazy", P, 12, 2 * P)):
         r = 2 ** (32 * n) % p
         half = 2 ** (16 * n)
         edge = [0, 1, 2, p - 1, p - 2, r, p - r, (p - 1) // 2, half - 1, half, half + 1, p - half, half * half // 4]
         edge += [p - 1 - (half - 1) * k for k in (1, 2)] + [(half - 1) * (half // 8) + half - 1]
-        edge = [x % p for x in edge]
+        if bound > p:
+            edge += [p, p + 1, 2 * p - 1, 2 * p - 2, p + r, 2 * p - half]
+        edge = [x % bound for x in edge]
         pairs = [(x, y) for x in edge for y in edge]
-        pairs += [(rng.randrange(p), rng.randrange(p)) for _ in range(300 if quick else 20000)]
+        pairs += [(rng.randrange(bound), rng.randrange(bound)) for _ in range(300 if quick else 20000)]
         # both halves near all ones
-        top = p // half
+        top = bound // half
         pairs += [(rng.randrange(top - 2**20, top) * half + half - 1 - rng.randrange(2**20),
                    rng.randrange(top - 2**20, top) * half + half - 1 - rng.randrange(2**20)) for _ in range(200)]
+        if bound > p:  # the same value in both forms
+            pairs += [(x, x + p) for x in (rng.randrange(p) for _ in range(50))]
+
         def words(v):
             return " ".join("%x" % ((v >> (32 * i)) & 0xFFFFFFFF) for i in range(n))
         feed = "".join(f"{words(x)} {words(y)}\n" for x, y in pairs)
         out = subprocess.run([exe, name], input=feed, capture_output=True, text=True, check=True).stdout.split("\n")
         rinv = pow(r, -1, p)
         for (x, y), line in zip(pairs, out):
-            prod, sqr = (int(v, 16) for v in line.split())
-            if prod != x * y * rinv % p or sqr != x * x * rinv % p:
-                sys.exit(f"check_kernels_host: {name} {x:#x} * {y:#x}: product {prod:#x}, square {sqr:#x}; "
-                         f"expected {x * y * rinv % p:#x} and {x * x * rinv % p:#x}")
-        print(f"check_kernels_host: {name}: {len(pairs)} products and squares equal Python's")
+            f = line.split()
+            got = [int(v, 16) for v in f[:5]]
+            want = [x * y * rinv % p, x * x * rinv % p, (x + y) % p, (x - y) % p, x % p]
+            ok = all(g < bound and g % p == w for g, w in zip(got, want)) and got[4] == x % p
+            ok = ok and f[5] == str(int(x % p == 0)) and f[6] == str(int(x % p == y % p))
+            if not ok:
+                sys.exit(f"check_kernels_host: {name} {x:#x}, {y:#x}: product, square, sum, difference, "
+                         f"canonical, is_zero, equal = {line}; expected {[hex(w) for w in want]} below {bound:#x}")
+        print(f"check_kernels_host: {name}: {len(pairs)} pairs' products, squares, sums, differences, canonical "
+              "values, zero tests and comparisons equal Python's")
 
 
 def check_scan(exe, rng, quick):
@@ -558,7 +570,7 @@ def main():
                         "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
                         os.path.join(repo, "scripts/cuda/emu/msm_accumulate.cpp"), "-o", exe], check=True)
         runs = 0
-        for curve in (G1Curve, G2Curve):
+        for curve, mode in ((G1Curve, "g1"), (G1Curve, "g1lazy"), (G2Curve, "g2")):
             bases = make_bases(rng, 97 if curve is G1Curve else 41, curve)
             words = 24 if curve is G1Curve else 48
             base_text = f"{len(bases)}\n" + "".join(
@@ -568,15 +580,15 @@ def main():
                 want = expected(bases, nb, entries, curve)
                 feed = base_text + f"{nb} {len(entries)}\n" + "".join(f"{k} {b} {int(s)}\n" for k, b, s in entries)
                 for l0, l1 in ((8, 4), (3, 2), (64, 8), (128, 8)):
-                    out = subprocess.run([exe, curve.name.lower(), str(l0), str(l1)], input=feed,
+                    out = subprocess.run([exe, mode, str(l0), str(l1)], input=feed,
                                          capture_output=True, text=True, check=True).stdout.strip().split("\n")
                     got = [curve.from_xyzz(line.split()) for line in out]
                     for key in range(nb):
                         if got[key] != want[key]:
-                            sys.exit(f"check_kernels_host: {curve.name} L={l0}/{l1}, {name}: bucket "
+                            sys.exit(f"check_kernels_host: {mode} L={l0}/{l1}, {name}: bucket "
                                      f"{key} is {got[key]}, expected {want[key]}")
                     runs += 1
-                print(f"check_kernels_host: {curve.name}, {name}: {len(entries)} entries in {nb} buckets: the "
+                print(f"check_kernels_host: {mode}, {name}: {len(entries)} entries in {nb} buckets: the "
                       "XYZZ accumulation with its levels equals Python's sums")
         exe = os.path.join(tmp, "mont_mul")
         subprocess.run([cxx, *FLAGS,
