@@ -8,8 +8,6 @@ typedef xyzz_t<fq_t> g1_xyzz_t;
 typedef jacobian_t<fq_t> g1_jacobian_t;
 typedef affine_t<fq_inline_t> g1_affine_inline_t;
 typedef xyzz_t<fq_inline_t> g1_xyzz_inline_t;
-typedef affine_t<fq_lazy_t> g1_affine_lazy_t;
-typedef xyzz_t<fq_lazy_t> g1_xyzz_lazy_t;
 typedef affine_t<fq2_t> g2_affine_t;
 typedef xyzz_t<fq2_t> g2_xyzz_t;
 typedef jacobian_t<fq2_t> g2_jacobian_t;

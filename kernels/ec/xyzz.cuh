@@ -28,14 +28,6 @@ struct xyzz_t {
     }
     __device__ __forceinline__ bool is_inf() const { return ZZ.is_zero(); }
 
-    // Canonical coordinates (below p), for a store that other kernels read: a
-    // copy unless F is lazy.
-    __device__ __forceinline__ xyzz_t canonical() const {
-        xyzz_t r;
-        r.X = X.canonical(); r.Y = Y.canonical(); r.ZZ = ZZ.canonical(); r.ZZZ = ZZZ.canonical();
-        return r;
-    }
-
     __device__ __forceinline__ static xyzz_t from_affine(const affine_t<F>& p) {
         if (p.is_inf()) return inf();
         xyzz_t r;

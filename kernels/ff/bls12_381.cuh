@@ -17,7 +17,6 @@
 struct fq_params {
     static const int N = 12;
     static const bool inline_mul = FQ_INLINE_MUL;
-    static constexpr bool lazy = false;
     static const u32 inv = 0xfffcfffdu;
     __device__ __forceinline__ static u32 inv_word() { return inv; }
     __device__ __forceinline__ static u32 mod(int i) {
@@ -52,7 +51,6 @@ __constant__ u32 fr_inv_word = 0xffffffffu;
 struct fr_params {
     static const int N = 8;
     static const bool inline_mul = true;
-    static constexpr bool lazy = false;
     static const u32 inv = 0xffffffffu;
 #if FR_INV_IMMEDIATE
     __device__ __forceinline__ static u32 inv_word() { return inv; }
@@ -86,11 +84,4 @@ struct fq_inline_params : fq_params {
     static const bool inline_mul = true;
 };
 typedef mont_t<fq_inline_params> fq_inline_t;
-
-// The same field, inlined and lazy (values below 2p; mont_t): for the G1
-// accumulation (MSM_G1_ACC_LAZY), whose stores make its values canonical.
-struct fq_lazy_params : fq_inline_params {
-    static constexpr bool lazy = true;
-};
-typedef mont_t<fq_lazy_params> fq_lazy_t;
 typedef mont_t<fr_params> fr_t;

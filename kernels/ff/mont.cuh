@@ -4,10 +4,6 @@
 // 12 little-endian u32 limbs here; blst_fr (4 x u64, R = 2^256) is 8.
 // Every operation returns a fully reduced value (< p), so equality and
 // is_zero are limb comparisons. Requires 2p < 2^(32N) (true for both fields).
-// A lazy field (P::lazy, Fq only: 4p < 2^(32N)) keeps values below 2p instead:
-// its products skip their final subtraction, its sums and differences reduce
-// by 2p, is_zero and equality look through p, and canonical() gives the
-// value below p.
 #pragma once
 #include "ptx.cuh"
 #include "safegcd.cuh"
@@ -41,61 +37,40 @@ struct alignas(16) mont_t {
         u32 acc = 0;
 #pragma unroll
         for (int i = 0; i < N; i++) acc |= l[i];
-        if constexpr (P::lazy) {
-            u32 accp = 0;
-#pragma unroll
-            for (int i = 0; i < N; i++) accp |= l[i] ^ P::mod(i);
-            return acc == 0 || accp == 0;
-        }
         return acc == 0;
     }
     __device__ __forceinline__ bool operator==(const mont_t& o) const {
-        if constexpr (P::lazy) return canonical().l_equal(o.canonical());
-        return l_equal(o);
-    }
-    __device__ __forceinline__ bool l_equal(const mont_t& o) const {
         u32 acc = 0;
 #pragma unroll
         for (int i = 0; i < N; i++) acc |= l[i] ^ o.l[i];
         return acc == 0;
     }
-    // The value below p (a lazy field's values are below 2p).
-    __device__ __forceinline__ mont_t canonical() const {
-        if constexpr (P::lazy) return reduce_once(l);
-        return *this;
-    }
-    // What a sum or difference reduces by: p, or 2p for a lazy field.
-    __device__ __forceinline__ static u32 red(int i) {
-        if constexpr (P::lazy) return (P::mod(i) << 1) | (i > 0 ? P::mod(i - 1) >> 31 : 0u);
-        return P::mod(i);
-    }
     __device__ __forceinline__ bool operator!=(const mont_t& o) const { return !(*this == o); }
 
-    // a + b mod p (a, b < p, so a + b < 2p < 2^(32N): no carry out; lazy:
-    // below 2p each, the sum below 4p, reduced by 2p).
+    // a + b mod p (a, b < p, so a + b < 2p < 2^(32N): no carry out).
     __device__ __forceinline__ friend mont_t operator+(const mont_t& a, const mont_t& b) {
         mont_t r, s;
         r.l[0] = ptx::add_cc(a.l[0], b.l[0]);
 #pragma unroll
         for (int i = 1; i < N - 1; i++) r.l[i] = ptx::addc_cc(a.l[i], b.l[i]);
         r.l[N - 1] = ptx::addc(a.l[N - 1], b.l[N - 1]);
-        s.l[0] = ptx::sub_cc(r.l[0], red(0));
+        s.l[0] = ptx::sub_cc(r.l[0], P::mod(0));
 #pragma unroll
-        for (int i = 1; i < N; i++) s.l[i] = ptx::subc_cc(r.l[i], red(i));
+        for (int i = 1; i < N; i++) s.l[i] = ptx::subc_cc(r.l[i], P::mod(i));
         u32 borrow = ptx::subc(0, 0);
         return borrow ? r : s;
     }
-    // a - b mod p (lazy: + 2p where a < b).
+    // a - b mod p.
     __device__ __forceinline__ friend mont_t operator-(const mont_t& a, const mont_t& b) {
         mont_t r, s;
         r.l[0] = ptx::sub_cc(a.l[0], b.l[0]);
 #pragma unroll
         for (int i = 1; i < N; i++) r.l[i] = ptx::subc_cc(a.l[i], b.l[i]);
         u32 borrow = ptx::subc(0, 0);
-        s.l[0] = ptx::add_cc(r.l[0], red(0));
+        s.l[0] = ptx::add_cc(r.l[0], P::mod(0));
 #pragma unroll
-        for (int i = 1; i < N - 1; i++) s.l[i] = ptx::addc_cc(r.l[i], red(i));
-        s.l[N - 1] = ptx::addc(r.l[N - 1], red(N - 1));
+        for (int i = 1; i < N - 1; i++) s.l[i] = ptx::addc_cc(r.l[i], P::mod(i));
+        s.l[N - 1] = ptx::addc(r.l[N - 1], P::mod(N - 1));
         return borrow ? s : r;
     }
     __device__ __forceinline__ mont_t neg() const { return zero() - *this; }
@@ -170,17 +145,6 @@ struct alignas(16) mont_t {
         odd[N - 1] = ptx::addc(odd[N - 1], 0);
     }
     // v - p if v >= p, else v, for v < 2p given as N limbs.
-    // A product's last step: reduce_once, or nothing for a lazy field (its
-    // operands below 2p and 4p < 2^(32N) leave the product below 2p).
-    __device__ __forceinline__ static mont_t finish(const u32* v) {
-        if constexpr (P::lazy) {
-            mont_t r;
-#pragma unroll
-            for (int j = 0; j < N; j++) r.l[j] = v[j];
-            return r;
-        }
-        return reduce_once(v);
-    }
     __device__ __forceinline__ static mont_t reduce_once(const u32* v) {
         mont_t r, s;
 #pragma unroll
@@ -203,7 +167,7 @@ struct alignas(16) mont_t {
 #pragma unroll
         for (int j = 1; j < N - 1; j++) even[j] = ptx::addc_cc(even[j], odd[j + 1]);
         even[N - 1] = ptx::addc(even[N - 1], 0);
-        return finish(even);
+        return reduce_once(even);
     }
 
     // Montgomery square a^2 * R^-1 mod p. Inlined for fields with
@@ -329,7 +293,7 @@ struct alignas(16) mont_t {
 #pragma unroll
         for (int j = 1; j < N - 1; j++) even[j] = ptx::addc_cc(even[j], t[N + j]);
         even[N - 1] = ptx::addc(even[N - 1], t[2 * N - 1]);
-        return finish(even);
+        return reduce_once(even);
     }
     __device__ __forceinline__ static mont_t sqr_inl(const mont_t& a) {
         u32 t[2 * N];

@@ -319,17 +319,11 @@ __device__ __forceinline__ u32 level_count(u32 total, u32 L0, u32 L1, u32 k) {
 // Adds a finished run to its bucket. Within one level a bucket is written by at
 // most one thread (the chunk in which its run is not the first run), and the
 // levels run as separate launches, so the read-modify-write needs no atomics.
-// What a kernel stores for others to read: canonical coordinates (a lazy
-// field's values may be up to 2p).
-template <class X>
-__device__ __forceinline__ const X& stored(const X& x) { return x; }
-__device__ __forceinline__ g1_xyzz_lazy_t stored(const g1_xyzz_lazy_t& x) { return x.canonical(); }
-
 template <class X>
 __device__ __forceinline__ void bucket_add(X* buckets, u32 key, const X& run) {
     X b = load16(buckets + key);
     b.add(run);
-    store16(buckets + key, stored(b));
+    store16(buckets + key, b);
 }
 
 // Level 0: chunk t = entries [t L0, t L0 + L0) of the sorted list. Every run but
@@ -355,7 +349,7 @@ __device__ __forceinline__ void msm_accumulate_impl(const A* __restrict__ bases,
         u64 ent = entries[e];
         u32 k = (u32)(ent >> 32);
         if (k != cur) {
-            if (run_start == start && !final_level) store16(heads + t, stored(acc));
+            if (run_start == start && !final_level) store16(heads + t, acc);
             else bucket_add(buckets, cur, acc);
             cur = k;
             run_start = e;
@@ -366,7 +360,7 @@ __device__ __forceinline__ void msm_accumulate_impl(const A* __restrict__ bases,
         if (v & MSM_NEG_FLAG) p.y = p.y.neg();
         acc.add_affine(p);
     }
-    if (run_start == start && !final_level) store16(heads + t, stored(acc));
+    if (run_start == start && !final_level) store16(heads + t, acc);
     else bucket_add(buckets, cur, acc);
 }
 
@@ -543,19 +537,11 @@ __device__ __forceinline__ void msm_to_jacobian_impl(const X* __restrict__ in, u
 #ifndef MSM_G1_ACC_INLINE
 #define MSM_G1_ACC_INLINE 0
 #endif
-// MSM_G1_ACC_LAZY: the same with lazy Fq (fq_lazy_t: values below 2p, no final
-// subtraction in its products), canonical where it stores.
-#ifndef MSM_G1_ACC_LAZY
-#define MSM_G1_ACC_LAZY 0
-#endif
 
 extern "C" __global__ void __launch_bounds__(128, MSM_G1_ACC_MIN_BLOCKS)
     g1_msm_accumulate(const g1_affine_t* bases, const u64* entries, const u32* offsets, u32 nb, u32 L,
                       g1_xyzz_t* buckets, g1_xyzz_t* heads) {
-#if MSM_G1_ACC_LAZY
-    msm_accumulate_impl(reinterpret_cast<const g1_affine_lazy_t*>(bases), entries, offsets, nb, L,
-                        reinterpret_cast<g1_xyzz_lazy_t*>(buckets), reinterpret_cast<g1_xyzz_lazy_t*>(heads));
-#elif MSM_G1_ACC_INLINE
+#if MSM_G1_ACC_INLINE
     msm_accumulate_impl(reinterpret_cast<const g1_affine_inline_t*>(bases), entries, offsets, nb, L,
                         reinterpret_cast<g1_xyzz_inline_t*>(buckets), reinterpret_cast<g1_xyzz_inline_t*>(heads));
 #else

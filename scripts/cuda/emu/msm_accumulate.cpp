@@ -4,7 +4,7 @@
 // after it as msm/ launches them, and prints every bucket (X Y ZZ ZZZ, Montgomery form, hex
 // limbs, most significant first).
 //
-//   msm_accumulate <g1|g1lazy|g2> L0 L1 < input (g1lazy: lazy Fq, MSM_G1_ACC_LAZY)
+//   msm_accumulate <g1|g2> L0 L1 < input
 //   input: nbases, then per base x then y as hex u32 limbs, little endian (G1:
 //          12 each; G2: 24 each, c0 then c1); nb nentries, then per entry:
 //          key base negate (sorted by key)
@@ -55,12 +55,11 @@ static int run(u32 L0, u32 L1) {
 
 int main(int argc, char** argv) {
     if (argc != 4) {
-        fprintf(stderr, "usage: msm_accumulate <g1|g1lazy|g2> L0 L1 < input\n");
+        fprintf(stderr, "usage: msm_accumulate <g1|g2> L0 L1 < input\n");
         return 2;
     }
     const std::string curve = argv[1];
     const u32 L0 = (u32)atoi(argv[2]), L1 = (u32)atoi(argv[3]);
     if (curve == "g2") return run<g2_affine_t, g2_xyzz_t, fq2_t>(L0, L1);
-    if (curve == "g1lazy") return run<g1_affine_lazy_t, g1_xyzz_lazy_t, fq_lazy_t>(L0, L1);
     return run<g1_affine_t, g1_xyzz_t, fq_t>(L0, L1);
 }
