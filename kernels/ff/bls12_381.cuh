@@ -8,17 +8,10 @@
 #define FQ_INLINE_MUL 0
 #endif
 
-// FR_INV_IMMEDIATE: Fr's -p^-1 mod 2^32 as an immediate, as Fq's is (see
-// fr_params::inv_word).
-#ifndef FR_INV_IMMEDIATE
-#define FR_INV_IMMEDIATE 0
-#endif
-
 struct fq_params {
     static const int N = 12;
     static const bool inline_mul = FQ_INLINE_MUL;
-    static const u32 inv = 0xfffcfffdu;
-    __device__ __forceinline__ static u32 inv_word() { return inv; }
+    __device__ __forceinline__ static u32 inv_word() { return 0xfffcfffdu; }
     __device__ __forceinline__ static u32 mod(int i) {
         const u32 v[12] = {0xffffaaabu, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu, 0xf6b0f624u, 0x6730d2a0u,
                            0xf38512bfu, 0x64774b84u, 0x434bacd7u, 0x4b1ba7b6u, 0x397fe69au, 0x1a0111eau};
@@ -38,25 +31,17 @@ struct fq_params {
     typedef fq_safegcd divsteps;
 };
 
-#if !FR_INV_IMMEDIATE
 // Fr's -p^-1 mod 2^32 (all ones) where ptxas cannot see its value: as an
 // immediate, ptxas turns the product by it into a negation and then leaves the
 // reduction's products m * p_j as separate low and high multiply-adds instead
-// of one wide multiply-add each (on sm_90, 180 instead of 139 instructions on
-// the multiplier's pipe an Fr product). Read from the constant bank, m costs
-// one multiply and every product fuses.
+// of one wide multiply-add each; read from the constant bank, m costs one
+// multiply and every product fuses.
 __constant__ u32 fr_inv_word = 0xffffffffu;
-#endif
 
 struct fr_params {
     static const int N = 8;
     static const bool inline_mul = true;
-    static const u32 inv = 0xffffffffu;
-#if FR_INV_IMMEDIATE
-    __device__ __forceinline__ static u32 inv_word() { return inv; }
-#else
     __device__ __forceinline__ static u32 inv_word() { return fr_inv_word; }
-#endif
     __device__ __forceinline__ static u32 mod(int i) {
         const u32 v[8] = {0x00000001u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u,
                           0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u};

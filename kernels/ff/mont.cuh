@@ -8,10 +8,9 @@
 #include "ptx.cuh"
 #include "safegcd.cuh"
 
-// P supplies: static const int N; P::mod(i), P::one(i) (R mod p), P::inv
-// (-p^-1 mod 2^32) and P::inv_word() (the same, as the reductions read it).
-// The constant arrays live in device functions so that, after unrolling, every
-// limb becomes an immediate.
+// P supplies: static const int N; P::mod(i), P::one(i) (R mod p),
+// P::inv_word() (-p^-1 mod 2^32). The constant arrays live in device functions
+// so that, after unrolling, every limb becomes an immediate.
 //
 // 16-byte aligned (every element is 32 or 48 bytes) so that copies of whole
 // elements (shared memory in the NTT, twiddles, scalars) are 16-byte vector

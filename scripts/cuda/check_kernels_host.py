@@ -6,8 +6,9 @@ scripts/cuda/emu/cuda_emu.h (CUDA's keywords, one thread after another; the
 PTX carry-chain instructions emulated in kernels/ff/ptx.cuh), so the very
 source the GPU runs is checked here, in CI, without a GPU. What runs:
 
-- mont_t's products and squares in Fq and Fr as the kernels compile them:
-  extremes, operands with all-ones halves, random;
+- mont_t's products, squares, sums, differences, zero tests and comparisons
+  in Fq and Fr as the kernels compile them: extremes, operands with halves
+  near all ones, random;
 - fq_inverse_batch, both methods (divsteps, Fermat), on Montgomery-form
   elements: 0, 1, p - 1, R, powers of two, random;
 - the G1 and G2 MSM accumulations (the XYZZ kernels) with the levels after
@@ -329,6 +330,9 @@ def check_fq_inverse(exe, rng, quick):
 # the kernels are device code, linted by nvcc, not g++.
 FLAGS = ["-O1", "-fno-strict-aliasing", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
          "-std=c++20", "-pthread", "-w"]
+# For the harnesses that run a block's threads as OS threads (barriers): without
+# AddressSanitizer, whose thread start-up made them ~50 times slower.
+BARRIER_FLAGS = [f for f in FLAGS if f != "-fsanitize=address,undefined"] + ["-fsanitize=undefined"]
 
 
 def check_mont_mul(exe, rng, quick):
@@ -555,14 +559,20 @@ def main():
     rng = random.Random()
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     cxx = os.environ.get("CXX", "g++")
+
+    def build(tmp, name, flags=FLAGS):
+        """Compiles scripts/cuda/emu/<name>.cpp with the kernels' headers; returns the executable."""
+        exe = os.path.join(tmp, name)
+        subprocess.run([cxx, *flags,
+                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
+                        os.path.join(repo, f"scripts/cuda/emu/{name}.cpp"), "-o", exe], check=True)
+        return exe
+
     assert on_g2_curve((G2X, G2Y)), "G2 generator"
     with tempfile.TemporaryDirectory() as tmp:
-        exe = os.path.join(tmp, "msm_accumulate")
-        subprocess.run([cxx, *FLAGS,
-                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
-                        os.path.join(repo, "scripts/cuda/emu/msm_accumulate.cpp"), "-o", exe], check=True)
+        exe = build(tmp, "msm_accumulate")
         runs = 0
-        for curve, mode in ((G1Curve, "g1"), (G2Curve, "g2")):
+        for curve in (G1Curve, G2Curve):
             bases = make_bases(rng, 97 if curve is G1Curve else 41, curve)
             words = 24 if curve is G1Curve else 48
             base_text = f"{len(bases)}\n" + "".join(
@@ -572,48 +582,22 @@ def main():
                 want = expected(bases, nb, entries, curve)
                 feed = base_text + f"{nb} {len(entries)}\n" + "".join(f"{k} {b} {int(s)}\n" for k, b, s in entries)
                 for l0, l1 in ((8, 4), (3, 2), (64, 8), (128, 8)):
-                    out = subprocess.run([exe, mode, str(l0), str(l1)], input=feed,
+                    out = subprocess.run([exe, curve.name.lower(), str(l0), str(l1)], input=feed,
                                          capture_output=True, text=True, check=True).stdout.strip().split("\n")
                     got = [curve.from_xyzz(line.split()) for line in out]
                     for key in range(nb):
                         if got[key] != want[key]:
-                            sys.exit(f"check_kernels_host: {mode} L={l0}/{l1}, {name}: bucket "
+                            sys.exit(f"check_kernels_host: {curve.name} L={l0}/{l1}, {name}: bucket "
                                      f"{key} is {got[key]}, expected {want[key]}")
                     runs += 1
-                print(f"check_kernels_host: {mode}, {name}: {len(entries)} entries in {nb} buckets: the "
+                print(f"check_kernels_host: {curve.name}, {name}: {len(entries)} entries in {nb} buckets: the "
                       "XYZZ accumulation with its levels equals Python's sums")
-        exe = os.path.join(tmp, "mont_mul")
-        subprocess.run([cxx, *FLAGS,
-                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
-                        os.path.join(repo, "scripts/cuda/emu/mont_mul.cpp"), "-o", exe], check=True)
-        check_mont_mul(exe, rng, quick)
-        exe = os.path.join(tmp, "fq_inverse")
-        subprocess.run([cxx, *FLAGS,
-                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
-                        os.path.join(repo, "scripts/cuda/emu/fq_inverse.cpp"), "-o", exe], check=True)
-        check_fq_inverse(exe, rng, quick)
-        exe = os.path.join(tmp, "scan")
-        # OS threads for the barriers: without AddressSanitizer, whose thread
-        # start-up made this ~50 times slower
-        subprocess.run([cxx, *[f for f in FLAGS if f != "-fsanitize=address,undefined"], "-fsanitize=undefined",
-                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
-                        os.path.join(repo, "scripts/cuda/emu/scan.cpp"), "-o", exe], check=True)
-        check_scan(exe, rng, quick)
-        exe = os.path.join(tmp, "ntt")
-        subprocess.run([cxx, *[f for f in FLAGS if f != "-fsanitize=address,undefined"], "-fsanitize=undefined",
-                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
-                        os.path.join(repo, "scripts/cuda/emu/ntt.cpp"), "-o", exe], check=True)
-        check_ntt(exe, rng, quick)
-        exe = os.path.join(tmp, "spmv")
-        subprocess.run([cxx, *FLAGS,
-                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
-                        os.path.join(repo, "scripts/cuda/emu/spmv.cpp"), "-o", exe], check=True)
-        check_spmv(exe, rng, quick)
-        exe = os.path.join(tmp, "msm_host")
-        subprocess.run([cxx, *FLAGS,
-                        "-I", os.path.join(repo, "kernels"), "-I", os.path.join(repo, "scripts/cuda/emu"),
-                        os.path.join(repo, "scripts/cuda/emu/msm_host.cpp"), "-o", exe], check=True)
-        check_msm(exe, rng, make_bases(rng, 200), quick)
+        check_mont_mul(build(tmp, "mont_mul"), rng, quick)
+        check_fq_inverse(build(tmp, "fq_inverse"), rng, quick)
+        check_scan(build(tmp, "scan", BARRIER_FLAGS), rng, quick)
+        check_ntt(build(tmp, "ntt", BARRIER_FLAGS), rng, quick)
+        check_spmv(build(tmp, "spmv"), rng, quick)
+        check_msm(build(tmp, "msm_host"), rng, make_bases(rng, 200), quick)
         print(f"check_kernels_host: ok ({runs} accumulation runs, {len(msm_cases(rng, quick)) * 4} MSMs)")
 
 
