@@ -146,7 +146,12 @@ impl CudaDevice {
             sort.cursor,
             sort.entries_sets,
         ));
-        drop((sort.tile_sums, sort.tile_offsets, sort.tile_cursor));
+        drop((
+            sort.tile_sums,
+            sort.tile_offsets,
+            sort.tile_cursor,
+            sort.bins,
+        ));
         self.window_sums(&job, &mut sums, &mut prof)?;
         let ones = ones.unwrap_or(job.pp.included);
         self.ones_sum(
