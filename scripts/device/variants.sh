@@ -15,6 +15,9 @@
 # set either) with CROSSGROTH_CUDA_PROFILE=1, one profile line kept per eight.
 # VARIANT_BENCH=prove runs the prove benchmark instead (the PROVE_LOG chain,
 # default 2^20, on cuda) and keeps every profile and stage line.
+# VARIANT_BIN=path/cuda.xz runs another build's crossgroth-cuda benchmarks (e.g.
+# the commit before a change of host code, built into .device-base and
+# carried), so that two builds compare in one call.
 #
 # Kernel variants: build a cubin with other defines on the development machine
 #   scripts/cuda/build-ptx.sh --variant .device-variants/inline -DMSM_G1_ACC_INLINE=1
@@ -55,7 +58,12 @@ for spec in "$@"; do
                 --measurement-time 3 "prove_from_assignment/cuda/chain:${PROVE_LOG:-20}" 2>&1 |
                 grep -v -E '^(Benchmarking|Warming|Collecting|Analyzing)|XDG_RUNTIME'
         else
-            CROSSGROTH_CUDA_PROFILE=1 "$bin/cuda" --bench --warm-up-time 1 --measurement-time 3 "$filter" 2>&1 |
+            bench="$bin/cuda"
+            if [ -n "${VARIANT_BIN:-}" ]; then
+                bench=/tmp/variant-bench
+                xz -dcf "$VARIANT_BIN" > "$bench" && chmod +x "$bench"
+            fi
+            CROSSGROTH_CUDA_PROFILE=1 "$bench" --bench --warm-up-time 1 --measurement-time 3 "$filter" 2>&1 |
                 awk '/ profile / { if (n++ % 8 != 1) next } !/^(Benchmarking|Warming|Collecting|Analyzing)/'
         fi
         [ "${PIPESTATUS[0]}" = 0 ] || { echo "!! $name: bench failed"; exit 1; }
