@@ -168,3 +168,27 @@ fn bench_porep_times_a_witness_pass_alone() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--compare-synthesis"), "{err}");
 }
+
+/// `bench-porep --devices` names the devices to prove on; one the backend does
+/// not have fails at once, in one line, before the shape is recorded.
+#[test]
+fn bench_porep_refuses_a_device_the_backend_lacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = crossgroth(
+        &[
+            "filecoin",
+            "bench-porep",
+            "--sector-size",
+            "2KiB",
+            "--backend",
+            "cpu",
+            "--devices",
+            "0,1",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--devices [0, 1]"), "{err}");
+    assert!(!out.contains("recording"), "{out}");
+}

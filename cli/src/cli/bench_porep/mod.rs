@@ -40,6 +40,10 @@ pub struct BenchPoRepArgs {
     /// has setup kernels).
     #[arg(long, default_value_t = BackendKind::Auto)]
     backend: BackendKind,
+    /// Devices to prove on, e.g. 0,1 (default: every device of the backend);
+    /// the parameters are generated on the first.
+    #[arg(long, value_delimiter = ',')]
+    devices: Option<Vec<usize>>,
     /// Upper bound for resident memory, e.g. 64GiB (default: 80% of available).
     #[arg(long)]
     memory_budget: Option<bytesize::ByteSize>,
@@ -120,7 +124,11 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
         .as_deref()
         .map(|p| Output::check(p, "--proofs"))
         .transpose()?;
-    let backends = open_backends(args.backend, None, backend_flags::backend_options())?;
+    let backends = open_backends(
+        args.backend,
+        args.devices.as_deref(),
+        backend_flags::backend_options(),
+    )?;
 
     let stage = Stage::start(&format!("recording the {name} PoRep partition's shape"));
     let bench = PoRepBenchmark::record(size)?;
