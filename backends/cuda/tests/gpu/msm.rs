@@ -328,6 +328,44 @@ fn msm_g1_large_and_skewed_match_blst() {
     check_msm::<G1>(gpu, bases, &skewed, "2^20 skewed (90% 0/1)");
 }
 
+/// Plain windows sort through bins of up to 2^10 buckets: window sizes with one
+/// bin a window (c <= 11), a few (12, 16) and the most (21, 22: 1024 and 2048),
+/// on random and Groth16-like scalars (hot buckets: one bin holding most of a
+/// window), in one pass and in three.
+#[test]
+fn msm_g1_binned_sort_at_every_window_size_matches_blst() {
+    let gpu = gpu_or_skip!();
+    let mut rng = rng("msm_g1_binned_sort_at_every_window_size_matches_blst");
+    let n = 70_000;
+    let bases = random_bases::<G1>(&mut rng, n);
+    let random = random_scalars(&mut rng, n);
+    let skewed = groth16_scalars(&mut rng, n);
+    let d = gpu.upload::<G1>(&bases, 1).expect("upload");
+    let want_random = msm::<G1>(&bases, &random, None);
+    let want_skewed = msm::<G1>(&bases, &skewed, None);
+    for c in [8u32, 11, 12, 16, 21, 22] {
+        for passes in [1usize, 3] {
+            for (scalars, want, what) in [
+                (&random, &want_random, "random"),
+                (&skewed, &want_skewed, "skewed"),
+            ] {
+                let got = with_msm_options(
+                    gpu,
+                    |o| {
+                        o.window_bits = Some(c);
+                        o.passes = Some(passes);
+                    },
+                    || gpu.msm(&d, 0, scalars, None).expect("msm"),
+                );
+                assert!(
+                    point_eq::<G1>(&got, want),
+                    "c = {c}, {passes} passes, {what}: MSM mismatch"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn msm_g2_random_and_edge_cases_match_blst() {
     let gpu = gpu_or_skip!();
