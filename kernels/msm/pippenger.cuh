@@ -19,15 +19,11 @@
 //                    scalars 0 dropped, the bases of scalars 1 appended to a
 //                    list for a plain sum, the rest counted (general).
 //      msm_count_digits  signed c-bit window digits of the general scalars
-//                    counted per bucket (plain windows: per bin of 2^10
-//                    buckets, msm_count_bins in bins.cuh).
-//   2. msm_scan_*    exclusive scan of the bucket (or bin) counts (tiles, then
-//                    one block over the tile sums, then each tile).
+//                    counted per bucket.
+//   2. msm_scan_*    exclusive scan of the bucket counts (tiles, then one
+//                    block over the tile sums, then each tile).
 //   3. msm_scatter   counting sort: (bucket key, base index | sign) pairs, one
-//                    u64 each, laid out grouped by bucket; all windows in one
-//                    launch (a table's shared bucket set). Plain windows sort
-//                    in two steps instead, a window at a time: into bins
-//                    (msm_scatter_bins), then each bin by bucket (msm_sort_bins).
+//                    u64 each, laid out grouped by bucket; one launch a window.
 //   4. msm_accumulate  the sorted list is cut into equal chunks of L0 entries,
 //                    one per thread, so every thread does the same number of
 //                    mixed additions whatever the bucket sizes (a Groth16
@@ -208,8 +204,6 @@ extern "C" __global__ void msm_scatter(const fr_t* __restrict__ canon, const u32
     }
 }
 
-#include "bins.cuh"
-
 // Exclusive scan of counts[0..nb) into offsets[0..nb] (offsets[nb] = total) and a
 // copy into cursor. One block of 1024 threads.
 extern "C" __global__ void msm_scan(const u32* __restrict__ counts, u32 nb, u32* __restrict__ offsets,
@@ -336,8 +330,7 @@ __device__ __forceinline__ void bucket_add(X* buckets, u32 key, const X& run) {
 // the chunk's first is added to its bucket; the first run (which may continue a
 // bucket begun in earlier chunks) goes to heads[t], an entry of level 1 whose
 // key is the key of the chunk's first entry. If all entries fit in one chunk,
-// the first run goes to its bucket too. offsets[nb] is the entries' total (nb:
-// the sort's buckets or bins).
+// the first run goes to its bucket too.
 template <class A, class X>
 __device__ __forceinline__ void msm_accumulate_impl(const A* __restrict__ bases, const u64* __restrict__ entries,
                                                     const u32* __restrict__ offsets,

@@ -71,9 +71,9 @@ impl<C: Curve> Bases<C> {
 }
 
 /// Device bytes an MSM needs per term beside its bases: scalars in both forms,
-/// base indices, the list of the bases of scalars 1, one sorted entry per
-/// window (16 windows at the largest), and one window's entries in bin order.
-pub(crate) const MSM_SCRATCH_PER_TERM: usize = 32 + 32 + 4 + 4 + 8 * 16 + 8;
+/// base indices, the list of the bases of scalars 1, and one sorted entry per
+/// window (16 windows at the largest).
+pub(crate) const MSM_SCRATCH_PER_TERM: usize = 32 + 32 + 4 + 4 + 8 * 16;
 
 /// The affine points as u64 words (`words` per point).
 pub(crate) fn as_words<T>(points: &[T], words: usize) -> &[u64] {

@@ -64,12 +64,12 @@ pub(crate) fn pass_ranges(n: usize, passes: usize, first_share: f64) -> Vec<(usi
 }
 
 /// Windows per launch of the counting sort's scatter for `sets` bucket sets of
-/// `nwin` windows (tables of precomputed copies; a bucket set per window sorts
-/// through bins instead, msm/sort.rs). One set for every window: every
-/// window's entries share the set's cursors anyway, so all windows in one
-/// launch. Several: one, so that a launch bumps one set's bucket cursors,
-/// which stay in L2 (each launch recomputes the digits up to its window,
-/// which costs less).
+/// `nwin` windows. A bucket set per window (plain bases): one, so that a
+/// launch bumps one window's 2^(c-1) bucket cursors, which stay in L2, and
+/// writes one window's part of the sorted entries (each launch recomputes the
+/// digits up to its window, which costs less). One set for every window (a
+/// table of precomputed copies): every window's entries share the set's
+/// cursors anyway, so all windows in one launch.
 pub(crate) fn scatter_windows(sets: usize, nwin: usize) -> u32 {
     if sets == 1 {
         nwin as u32

@@ -1,9 +1,7 @@
 // Host run of the whole device part of a G1 MSM (kernels/msm/pippenger.cuh),
 // launched as backends/cuda/src/msm/ launches it, in one pass or several, for
-// scripts/cuda/check_kernels_host.py. The offsets scan is a plain prefix sum
-// here (scan.cpp checks the kernels). Plain windows sort through bins
-// (msm/bins.cuh) in blocks of 32 threads, so that small inputs take several
-// tiles (built with a smaller MSM_BIN_ITEMS); a table's sets sort by bucket.
+// scripts/cuda/check_kernels_host.py. The offsets scan (block barriers, warp
+// shuffles: not emulated) is a plain prefix sum here.
 //
 //   msm_host c copies L0 L1 passes < input
 //   input: n, then per base 24 hex u32 limbs (x, y; Montgomery form), then per
@@ -100,48 +98,20 @@ int main(int argc, char** argv) {
                          one_bases.data(), counters.data());
         });
         std::fill(counts.begin(), counts.end(), 0u);
-        const bool binned = wset == nwin;
-        const u32 FB = c - 1 < 10 ? c - 1 : 10, bps = K >> FB;
-        const u32 len = binned ? nwin * bps : nb;  // the offsets' length
-        if (binned) {
-            // windows a launch as msm/sort.rs groups them, two blocks
-            const u32 group = MSM_BINS_SHARED / bps;
-            for (u32 w_lo = 0; w_lo < nwin; w_lo += group) {
-                const u32 w_hi = w_lo + group < nwin ? w_lo + group : nwin;
-                emu_launch_threads(64, 32, [&] {
-                    msm_count_bins(canon.data(), bidx_pass, m, c, FB, w_lo, w_hi, counts.data());
-                });
-            }
-        } else {
-            emu_launch(m, 256, [&] { msm_count_digits(canon.data(), bidx_pass, m, c, nwin, wset, counts.data()); });
-        }
+        emu_launch(m, 256, [&] { msm_count_digits(canon.data(), bidx_pass, m, c, nwin, wset, counts.data()); });
         offsets[0] = 0;
-        for (u32 k = 0; k < len; k++) offsets[k + 1] = offsets[k] + counts[k];
-        for (u32 k = 0; k < len; k++) cursor[k] = offsets[k];
-        const u32 total = offsets[len];
+        for (u32 k = 0; k < nb; k++) offsets[k + 1] = offsets[k] + counts[k];
+        for (u32 k = 0; k < nb; k++) cursor[k] = offsets[k];
+        const u32 total = offsets[nb];
         std::vector<u64> entries(total ? total : 1);
-        if (binned) {
-            std::vector<u32> fill((size_t)len * MSM_BIN_PAD, 0u);
-            std::vector<u64> window(m);
-            const u32 tile = 32 * MSM_BIN_ITEMS, tiles = (m + tile - 1) / tile;
-            for (u32 w = 0; w < nwin; w++) {
-                emu_launch_threads(tiles * 32, 32, [&] {
-                    msm_scatter_bins(canon.data(), bidx_pass, m, c, FB, w, F, offsets.data(), fill.data(),
-                                     window.data());
-                });
-                emu_launch_threads(bps * 256, 256,
-                                   [&] { msm_sort_bins(window.data(), offsets.data(), c, FB, w, entries.data()); });
-            }
-        } else {
-            emu_launch(m, 256, [&] {
-                msm_scatter(canon.data(), bidx_pass, m, c, 0, nwin, wset, F, cursor.data(), entries.data());
-            });
-        }
+        emu_launch(m, 256, [&] {
+            msm_scatter(canon.data(), bidx_pass, m, c, 0, nwin, wset, F, cursor.data(), entries.data());
+        });
         if (lo == 0) {
-            emu_accumulate(table.data(), entries.data(), offsets.data(), len, total, L0, L1, buckets.data());
+            emu_accumulate(table.data(), entries.data(), offsets.data(), nb, total, L0, L1, buckets.data());
         } else {
             std::vector<g1_xyzz_t> pass_buckets(nb, g1_xyzz_t::inf());
-            emu_accumulate(table.data(), entries.data(), offsets.data(), len, total, L0, L1, pass_buckets.data());
+            emu_accumulate(table.data(), entries.data(), offsets.data(), nb, total, L0, L1, pass_buckets.data());
             emu_launch(nb, 128, [&] { msm_bucket_merge_impl(buckets.data(), pass_buckets.data(), nb); });
         }
     }

@@ -26,14 +26,8 @@ impl CudaDevice {
         prof: &mut Profiler<'_>,
     ) -> Result<(), CudaError> {
         let (ck, s) = (job.ck, &job.s);
-        // the kernels read the pass's total after the sort's offsets
-        let (nwin, general, l_chunk, l1, total_at) = (
-            s.nwin,
-            pass.general,
-            s.l_chunk,
-            s.l1,
-            s.offsets_len() as u32,
-        );
+        let (nwin, general, l_chunk, l1, nb32) =
+            (s.nwin, pass.general, s.l_chunk, s.l1, s.nb as u32);
         let target = match sums.pass_buckets.as_mut() {
             Some(pb) if pass.p > 0 => pb,
             _ => &mut sums.buckets,
@@ -41,7 +35,7 @@ impl CudaDevice {
         // The runs add to the buckets, which keep the earlier passes' sums.
         let chunks = (nwin * general).div_ceil(l_chunk as usize);
         let (entries, offsets) = (&sort.entries_sets[pass.set], &sort.offsets_sets[pass.set]);
-        launch!(self, ck.accumulate, chunks, 128; &job.bases, entries, offsets, &total_at, &l_chunk, &mut *target, &mut sums.heads);
+        launch!(self, ck.accumulate, chunks, 128; &job.bases, entries, offsets, &nb32, &l_chunk, &mut *target, &mut sums.heads);
         prof.mark_pass(pass.p, pass.passes, "accumulate");
         // Levels of partial sums, while the previous level may have had
         // more than one chunk (the device skips levels past the last).
@@ -52,9 +46,9 @@ impl CudaDevice {
             let cur_max = prev_max.div_ceil(prev_l);
             let threads = cur_max.div_ceil(l1 as usize);
             if level % 2 == 1 {
-                launch!(self, ck.accumulate_level, threads, 128; &sums.heads, entries, offsets, &total_at, &l_chunk, &l1, &level, &mut *target, &mut sums.heads2);
+                launch!(self, ck.accumulate_level, threads, 128; &sums.heads, entries, offsets, &nb32, &l_chunk, &l1, &level, &mut *target, &mut sums.heads2);
             } else {
-                launch!(self, ck.accumulate_level, threads, 128; &sums.heads2, entries, offsets, &total_at, &l_chunk, &l1, &level, &mut *target, &mut sums.heads);
+                launch!(self, ck.accumulate_level, threads, 128; &sums.heads2, entries, offsets, &nb32, &l_chunk, &l1, &level, &mut *target, &mut sums.heads);
             }
             prev_max = cur_max;
             prev_l = l1 as usize;

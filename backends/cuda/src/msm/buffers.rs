@@ -7,7 +7,7 @@
 
 use cudarc::driver::CudaSlice;
 
-use super::plan::{PassPlan, Sizes, BIN_PAD};
+use super::plan::{PassPlan, Sizes};
 use super::reduce::SUM_FAN_IN;
 use super::validate::Inputs;
 use crate::profile::Profiler;
@@ -47,15 +47,6 @@ pub(super) struct SortBuffers {
     pub(super) tile_sums: CudaSlice<u32>,
     pub(super) tile_offsets: CudaSlice<u32>,
     pub(super) tile_cursor: CudaSlice<u32>,
-    /// Plain windows: the bins' fill cursors and one window's entries in bin
-    /// order (kernels/msm/bins.cuh).
-    pub(super) bins: Option<BinBuffers>,
-}
-
-/// The two-step sort's own buffers.
-pub(super) struct BinBuffers {
-    pub(super) fill: CudaSlice<u32>,
-    pub(super) window: CudaSlice<u64>,
 }
 
 /// The buckets, the partial sums that reduce them, and the output.
@@ -178,14 +169,6 @@ impl CudaDevice {
         let tile_sums = self.alloc_u32(tiles, "bucket tile sums")?;
         let tile_offsets = self.alloc_u32(tiles + 1, "bucket tile offsets")?;
         let tile_cursor = self.alloc_u32(tiles, "bucket tile offsets")?;
-        let bins = if s.binned {
-            Some(BinBuffers {
-                fill: self.alloc_u32(s.bins * BIN_PAD, "bin cursors")?,
-                window: self.alloc_u64((pass_entries / s.nwin).max(1), "MSM window entries")?,
-            })
-        } else {
-            None
-        };
         // With several passes, a second set of entries and offsets where the
         // device has room for it after every other buffer (so that it never
         // takes the room of one the MSM needs), so that pass p + 1 can be
@@ -209,7 +192,6 @@ impl CudaDevice {
                 tile_sums,
                 tile_offsets,
                 tile_cursor,
-                bins,
             },
             SumBuffers {
                 buckets,

@@ -146,12 +146,7 @@ impl CudaDevice {
             sort.cursor,
             sort.entries_sets,
         ));
-        drop((
-            sort.tile_sums,
-            sort.tile_offsets,
-            sort.tile_cursor,
-            sort.bins,
-        ));
+        drop((sort.tile_sums, sort.tile_offsets, sort.tile_cursor));
         self.window_sums(&job, &mut sums, &mut prof)?;
         let ones = ones.unwrap_or(job.pp.included);
         self.ones_sum(

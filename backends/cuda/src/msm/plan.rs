@@ -12,13 +12,6 @@ use super::{BaseTable, Scalars};
 
 /// Bucket counts per block of the offsets scan (MSM_SCAN_TILE in pippenger.cuh).
 const SCAN_TILE: usize = 4096;
-/// Buckets a bin of the two-step sort of plain windows (kernels/msm/bins.cuh)
-/// holds at most: 2^10, the counts its block scans.
-const BIN_BITS: u32 = 10;
-/// Bins a shared histogram of msm_count_bins holds (MSM_BINS_SHARED).
-pub(super) const BINS_SHARED: usize = 8192;
-/// Words between the bins' fill cursors (MSM_BIN_PAD).
-pub(super) const BIN_PAD: usize = 32;
 
 /// The window plan for an MSM of `terms` scalars over this table.
 pub(super) fn choose(terms: usize, table: BaseTable<'_>, options: &MsmOptions) -> WindowPlan {
@@ -113,21 +106,9 @@ pub(super) struct Sizes {
     pub(super) nseg: usize,
     /// Tiles of the offsets scan.
     pub(super) tiles: usize,
-    /// Plain windows (a bucket set per window) sort through bins of
-    /// 2^bin_bits buckets (kernels/msm/bins.cuh): `bins` of them, whose
-    /// offsets take the buckets' place; a table's shared sets sort by bucket.
-    pub(super) binned: bool,
-    pub(super) bin_bits: u32,
-    pub(super) bins: usize,
 }
 
 impl Sizes {
-    /// Length of the offsets the sort leaves (without their total): bins or
-    /// buckets; the accumulation reads the total after them.
-    pub(super) fn offsets_len(&self) -> usize {
-        self.bins
-    }
-
     /// The sizes for `plan`, where `terms` is the general scalars' count (one
     /// pass) and m_max the scalars of the longest pass (several).
     pub(super) fn new(
@@ -173,9 +154,6 @@ impl Sizes {
         // the device busy (c = 20: 64 -> 106 000 threads).
         let seg: u32 = (k_per_win as u32).min(if nb >= 1 << 22 { 64 } else { 32 });
         let nseg = k_per_win / seg as usize;
-        let binned = nsets == nwin;
-        let bin_bits = BIN_BITS.min(c - 1);
-        let bins = if binned { nb >> bin_bits } else { nb };
         let tiles = nb.div_ceil(SCAN_TILE);
         Ok(Sizes {
             plan,
@@ -194,9 +172,6 @@ impl Sizes {
             seg,
             nseg,
             tiles,
-            binned,
-            bin_bits,
-            bins,
         })
     }
 }

@@ -328,14 +328,13 @@ fn msm_g1_large_and_skewed_match_blst() {
     check_msm::<G1>(gpu, bases, &skewed, "2^20 skewed (90% 0/1)");
 }
 
-/// Plain windows sort through bins of up to 2^10 buckets: window sizes with one
-/// bin a window (c <= 11), a few (12, 16) and the most (21, 22: 1024 and 2048),
-/// on random and Groth16-like scalars (hot buckets: one bin holding most of a
-/// window), in one pass and in three.
+/// Plain windows of every size the options take up to 22 bits (the sort's
+/// buckets from 2^7 to 2^21 a window), on random and Groth16-like scalars (hot
+/// buckets), in one pass and in three.
 #[test]
-fn msm_g1_binned_sort_at_every_window_size_matches_blst() {
+fn msm_g1_plain_windows_of_every_size_match_blst() {
     let gpu = gpu_or_skip!();
-    let mut rng = rng("msm_g1_binned_sort_at_every_window_size_matches_blst");
+    let mut rng = rng("msm_g1_plain_windows_of_every_size_match_blst");
     let n = 70_000;
     let bases = random_bases::<G1>(&mut rng, n);
     let random = random_scalars(&mut rng, n);
