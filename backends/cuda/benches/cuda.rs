@@ -18,6 +18,9 @@
 //! - g1_msm_26_filecoin/resident: the same resident bases with a 32 GiB PoRep
 //!   partition's scalar mix for L (51.4% zero, 47.3% one, 1.3% wider, as
 //!   measured on a real partition's aux), the shape of Filecoin's L, A and B.
+//! - g1_msm_26_table/{2x22,3x22,2x24}: the uniform scalars over tables of two or
+//!   three copies for 22- or 24-bit windows, the shapes that fit H's 2^27 bases
+//!   beside a 32 GiB PoRep's other parameters.
 //!
 //! CROSSGROTH_BENCH_MAX_LOG caps the sizes (default 24); the CROSSGROTH_CUDA_*
 //! variables of tests/common/options_from_env.rs set the backend's options.
@@ -286,6 +289,29 @@ fn benches(c: &mut Criterion) {
         g.bench_function("resident", |b| {
             b.iter_custom(|iters| time_msms(&gpu, &resident, &mixed, iters))
         });
+        g.finish();
+        drop((resident, streamed, mixed));
+
+        // H's MSM is dense and too large for the cost model's table (a dozen
+        // copies of 2^27 bases), but a copy or two more fit beside a 32 GiB
+        // PoRep's parameters on a large device: larger windows, fewer of them.
+        let mut g = c.benchmark_group("g1_msm_26_table");
+        g.sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(8));
+        for (copies, bits) in [(2u32, 22u32), (3, 22), (2, 24)] {
+            let made = std::time::Instant::now();
+            let table = gpu
+                .upload_with_shape::<G1>(&bases, copies, bits)
+                .expect("upload table");
+            eprintln!(
+                "g1_msm_26_table/{copies}x{bits}: made in {:.2?}",
+                made.elapsed()
+            );
+            g.bench_function(format!("{copies}x{bits}"), |b| {
+                b.iter_custom(|iters| time_msms(&gpu, &table, &scalars, iters))
+            });
+        }
         g.finish();
     }
 }

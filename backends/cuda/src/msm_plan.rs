@@ -78,13 +78,26 @@ pub(crate) fn scatter_windows(sets: usize, nwin: usize) -> u32 {
     }
 }
 
+/// Bytes of bucket counters the counting sort may update at random: beyond
+/// them the counters no longer stay in the 50 MB L2 cache of the GPUs the
+/// model was fitted on and the count of digits takes twice as long or more
+/// (BENCHMARKS.md: plain 21-bit windows, and tables of two copies for 22-
+/// and 24-bit windows), which [`plan_cost`] does not see.
+const MAX_COUNTER_BYTES: u64 = 32 << 20;
+
+/// Whether wset bucket sets of c-bit windows keep their counters in L2
+/// (see [`MAX_COUNTER_BYTES`]).
+pub(crate) fn counters_fit(c: u32, wset: u32) -> bool {
+    wset as u64 * (1u64 << (c - 1)) * 4 <= MAX_COUNTER_BYTES
+}
+
 /// Window size for an MSM of n effective terms over plain bases: the c that
-/// minimises [`plan_cost`]. At most 20: from 21 the bucket counters outgrow
-/// the L2 cache and the counting sort takes twice as long.
+/// minimises [`plan_cost`], among those whose counters fit (at most 20).
 pub(crate) fn model_window_bits(n: usize) -> u32 {
     // plain windows: a bucket set per window
     let cost = |c: u32| plan_cost(n, c, 256u32.div_ceil(c));
-    (4..=20)
+    (4..=24)
+        .filter(|&c| counters_fit(c, 256u32.div_ceil(c)))
         .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
         .unwrap_or(16)
 }

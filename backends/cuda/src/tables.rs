@@ -9,7 +9,7 @@
 use cudarc::driver::CudaSlice;
 
 use crate::bases::{as_words, Bases, Store};
-use crate::msm_plan::{model_window_bits, plan_cost};
+use crate::msm_plan::{counters_fit, model_window_bits, plan_cost};
 use crate::{CudaDevice, CudaError, Curve, Layout};
 
 /// Largest window a precomputed table is made for: one set of 2^23 buckets
@@ -31,6 +31,9 @@ pub(crate) fn table_shape(n: usize, max_copies: u32) -> (u32, u32) {
         for c in 4..=MAX_TABLE_C {
             let nwin = 256u32.div_ceil(c);
             let wset = nwin.div_ceil(max_copies.min(nwin));
+            if !counters_fit(c, wset) {
+                continue;
+            }
             let cost = plan_cost(n, c, wset);
             if cost < best.0 {
                 best = (cost, c, nwin.div_ceil(wset));
@@ -233,6 +236,7 @@ impl CudaDevice {
 #[cfg(test)]
 mod tests {
     use super::{auto_shape, table_shape, Shape};
+    use crate::msm_plan::counters_fit;
     use crate::{CudaDevice, G1, G2};
 
     #[test]
@@ -242,6 +246,19 @@ mod tests {
         // full tables: one bucket set, larger windows
         assert_eq!(table_shape(1 << 24, 64), (22, 12));
         assert_eq!(table_shape(1 << 20, 64), (20, 13));
+        // a few copies of a dense 2^27 MSM's bases (H of a 32 GiB PoRep): the
+        // bucket counters of every set stay in L2: three copies for 22-bit
+        // windows (four sets); two copies keep 20-bit windows, in seven sets
+        // (six sets of 22-bit or 24-bit windows doubled the count of digits)
+        assert_eq!(table_shape(1 << 27, 3), (22, 3));
+        assert_eq!(table_shape(1 << 27, 2), (20, 2));
+        for lg in 4..28 {
+            for max in [2, 3, 5, 16, 64] {
+                let (c, copies) = table_shape(1 << lg, max);
+                let wset = 256u32.div_ceil(c).div_ceil(copies);
+                assert!(counters_fit(c, wset), "2^{lg}, {max}: ({c}, {copies})");
+            }
+        }
         // a table never has more copies than its windows need
         for lg in 4..28 {
             for max in [2, 3, 5, 16, 64] {
