@@ -101,16 +101,12 @@ extern "C" __global__ void __launch_bounds__(256) msm_scatter_bins(const fr_t* _
             tmp[start[(key[k] - w * K) >> F] + rank[k]] = ((u64)key[k] << 32) | (u64)low[k];
 }
 
-// Exclusive scan of cnt[0, 1024) in place by a block of 256 threads (four
-// counts a thread); returns the total.
+// Exclusive scan of cnt[0, 1024) in place by a block of 256 or 1024 threads
+// (1024 / blockDim.x counts a thread); returns the total.
 __device__ __forceinline__ u32 msm_block_scan_1024(u32* cnt, u32* warp_sums) {
-    const u32 t = threadIdx.x, lane = t & 31, warp = t >> 5;
-    u32 v[4], own = 0;
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        v[k] = cnt[4 * t + k];
-        own += v[k];
-    }
+    const u32 t = threadIdx.x, lane = t & 31, warp = t >> 5, per = 1024 / blockDim.x, warps = blockDim.x >> 5;
+    u32 own = 0;
+    for (u32 k = 0; k < per; k++) own += cnt[per * t + k];
     u32 inc = own;
 #pragma unroll
     for (int off = 1; off < 32; off <<= 1) {
@@ -120,45 +116,69 @@ __device__ __forceinline__ u32 msm_block_scan_1024(u32* cnt, u32* warp_sums) {
     if (lane == 31) warp_sums[warp] = inc;
     __syncthreads();
     if (warp == 0) {
-        u32 s = lane < 8 ? warp_sums[lane] : 0, si = s;
+        u32 s = lane < warps ? warp_sums[lane] : 0, si = s;
 #pragma unroll
         for (int off = 1; off < 32; off <<= 1) {
             u32 o = __shfl_up_sync(0xffffffffu, si, off);
             if (lane >= off) si += o;
         }
-        if (lane < 8) warp_sums[lane] = si - s;  // exclusive over warps
-        if (lane == 7) warp_sums[8] = si;        // the total
+        if (lane < warps) warp_sums[lane] = si - s;  // exclusive over warps
+        if (lane == 31) warp_sums[32] = si;          // the total
     }
     __syncthreads();
     u32 run = warp_sums[warp] + inc - own;
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        cnt[4 * t + k] = run;
-        run += v[k];
+    for (u32 k = 0; k < per; k++) {
+        u32 v = cnt[per * t + k];
+        cnt[per * t + k] = run;
+        run += v;
     }
-    u32 total = warp_sums[8];
+    u32 total = warp_sums[32];
     __syncthreads();
     return total;
 }
 
-// One block (256 threads) a bin of window w: its entries from tmp to their
-// buckets' places in entries (bin j's entries begin at bin_offsets[j]; in a bin
-// the bucket is the key's low F bits).
-extern "C" __global__ void __launch_bounds__(256) msm_sort_bins(const u64* __restrict__ tmp,
-                                                                const u32* __restrict__ bin_offsets, u32 c, u32 F,
-                                                                u32 w, u64* __restrict__ entries) {
+// Entries a thread of msm_sort_bins loads before it counts or places them:
+// independent loads in flight, where one at a time left a block's pass over a
+// large bin (the top window's few bins hold all of its entries) waiting on
+// memory once an entry.
+#define MSM_SORT_BATCH 8
+
+// One block (256 or 1024 threads) a bin of window w: its entries from tmp
+// to their buckets' places in entries (bin j's entries begin at
+// bin_offsets[j]; in a bin the bucket is the key's low F bits).
+extern "C" __global__ void __launch_bounds__(1024) msm_sort_bins(const u64* __restrict__ tmp,
+                                                                 const u32* __restrict__ bin_offsets, u32 c, u32 F,
+                                                                 u32 w, u64* __restrict__ entries) {
     __shared__ u32 cnt[1024];
-    __shared__ u32 warp_sums[9];
+    __shared__ u32 warp_sums[33];
     const u32 bps = (1u << (c - 1)) >> F, mask = (1u << F) - 1u;
     const u32 j = w * bps + blockIdx.x;
     const u32 lo = bin_offsets[j], hi = bin_offsets[j + 1], base = bin_offsets[w * bps];
     for (u32 k = threadIdx.x; k < 1024; k += blockDim.x) cnt[k] = 0;
     __syncthreads();
-    for (u32 e = lo + threadIdx.x; e < hi; e += blockDim.x) atomicAdd(&cnt[(u32)(tmp[e - base] >> 32) & mask], 1u);
+    const u32 step = blockDim.x * MSM_SORT_BATCH;
+    for (u32 e0 = lo + threadIdx.x; e0 < hi; e0 += step) {
+        u32 key[MSM_SORT_BATCH];
+#pragma unroll
+        for (u32 k = 0; k < MSM_SORT_BATCH; k++) {
+            u32 e = e0 + k * blockDim.x;
+            key[k] = e < hi ? (u32)(tmp[e - base] >> 32) : MSM_NONE;
+        }
+#pragma unroll
+        for (u32 k = 0; k < MSM_SORT_BATCH; k++)
+            if (key[k] != MSM_NONE) atomicAdd(&cnt[key[k] & mask], 1u);
+    }
     __syncthreads();
     msm_block_scan_1024(cnt, warp_sums);
-    for (u32 e = lo + threadIdx.x; e < hi; e += blockDim.x) {
-        u64 ent = tmp[e - base];
-        entries[lo + atomicAdd(&cnt[(u32)(ent >> 32) & mask], 1u)] = ent;
+    for (u32 e0 = lo + threadIdx.x; e0 < hi; e0 += step) {
+        u64 ent[MSM_SORT_BATCH];
+#pragma unroll
+        for (u32 k = 0; k < MSM_SORT_BATCH; k++) {
+            u32 e = e0 + k * blockDim.x;
+            ent[k] = e < hi ? tmp[e - base] : ~0ull;
+        }
+#pragma unroll
+        for (u32 k = 0; k < MSM_SORT_BATCH; k++)
+            if (ent[k] != ~0ull) entries[lo + atomicAdd(&cnt[(u32)(ent[k] >> 32) & mask], 1u)] = ent[k];
     }
 }

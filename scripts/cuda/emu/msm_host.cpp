@@ -101,6 +101,9 @@ int main(int argc, char** argv) {
         });
         std::fill(counts.begin(), counts.end(), 0u);
         const bool binned = wset == nwin;
+        // bins of 2^FB buckets, the most the kernels take (msm/plan.rs takes
+        // fewer where a window would have under 2^8 bins: any size sorts alike),
+        // so that each block runs as few OS threads as can be
         const u32 FB = c - 1 < 10 ? c - 1 : 10, bps = K >> FB;
         const u32 len = binned ? nwin * bps : nb;  // the offsets' length
         if (binned) {
@@ -129,7 +132,9 @@ int main(int argc, char** argv) {
                     msm_scatter_bins(canon.data(), bidx_pass, m, c, FB, w, F, offsets.data(), fill.data(),
                                      window.data());
                 });
-                emu_launch_threads(bps * 256, 256,
+                // blocks of 1024 as msm/sort.rs launches them (window 0), and of 256
+                const u32 sb = w == 0 && bps <= 16 ? 1024 : 256;
+                emu_launch_threads(bps * sb, sb,
                                    [&] { msm_sort_bins(window.data(), offsets.data(), c, FB, w, entries.data()); });
             }
         } else {

@@ -15,6 +15,9 @@ const SCAN_TILE: usize = 4096;
 /// Buckets a bin of the two-step sort of plain windows (kernels/msm/bins.cuh)
 /// holds at most: 2^10, the counts its block scans.
 const BIN_BITS: u32 = 10;
+/// Bins a window has at least where its buckets allow (2^8): a block sorts a
+/// bin, and a window's blocks should cover the device.
+const MIN_BINS_LOG: u32 = 8;
 /// Bins a shared histogram of msm_count_bins holds (MSM_BINS_SHARED).
 pub(super) const BINS_SHARED: usize = 8192;
 /// Words between the bins' fill cursors (MSM_BIN_PAD).
@@ -174,7 +177,7 @@ impl Sizes {
         let seg: u32 = (k_per_win as u32).min(if nb >= 1 << 22 { 64 } else { 32 });
         let nseg = k_per_win / seg as usize;
         let binned = nsets == nwin;
-        let bin_bits = BIN_BITS.min(c - 1);
+        let bin_bits = (c - 1).saturating_sub(MIN_BINS_LOG).min(BIN_BITS);
         let bins = if binned { nb >> bin_bits } else { nb };
         let tiles = nb.div_ceil(SCAN_TILE);
         Ok(Sizes {

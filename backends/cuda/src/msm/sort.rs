@@ -22,6 +22,9 @@ use crate::{CudaDevice, CudaError};
 
 /// Threads of a block of the bin kernels (their shared memory is sized for it).
 const BIN_BLOCK: u32 = 256;
+/// Threads of a block of msm_sort_bins, one block a bin: a window's few large
+/// bins (the top window's) are what its time goes to.
+const SORT_BLOCK: u32 = 1024;
 /// Scalars a block of msm_scatter_bins takes (MSM_BIN_ITEMS a thread).
 const BIN_TILE: usize = 256 * 16;
 
@@ -100,7 +103,7 @@ impl CudaDevice {
         let tiles_m = m.div_ceil(BIN_TILE);
         for w in 0..nwin32 {
             launch_on!(ss, self.k.msm_scatter_bins, tiles_m * BIN_BLOCK as usize, BIN_BLOCK; &prep.canon, &bidx_pass, &m32, &c32, &f32, &w, &stride32, &*offsets, &mut bins.fill, &mut bins.window);
-            launch_on!(ss, self.k.msm_sort_bins, per_window * BIN_BLOCK as usize, BIN_BLOCK; &bins.window, &*offsets, &c32, &f32, &w, &mut *entries);
+            launch_on!(ss, self.k.msm_sort_bins, per_window * SORT_BLOCK as usize, SORT_BLOCK; &bins.window, &*offsets, &c32, &f32, &w, &mut *entries);
         }
         Ok(())
     }
