@@ -174,32 +174,61 @@ extern "C" __global__ void msm_count_digits(const fr_t* __restrict__ canon, cons
     }
 }
 
+// Scalars a thread of msm_scatter sorts. Each entry's place comes from an
+// atomic on its bucket's cursor, a round trip to L2 that the store waits on;
+// with one scalar a thread the scatter waits on those round trips (Nsight
+// Compute: long-scoreboard stalls, L2 and DRAM far from busy), so a thread
+// has the atomics of several scalars in flight at once.
+#ifndef MSM_SCATTER_SCALARS
+#define MSM_SCATTER_SCALARS 4
+#endif
+
 // Windows [w_lo, w_hi) of every scalar (the host may cut the windows into
 // several launches, so that one launch's bucket cursors and entries stay
-// within a smaller part of memory).
+// within a smaller part of memory). Thread t of block b takes scalars
+// b * blockDim * MSM_SCATTER_SCALARS + k * blockDim + t (a warp's loads stay
+// coalesced); the host launches n / MSM_SCATTER_SCALARS threads, rounded up.
 extern "C" __global__ void msm_scatter(const fr_t* __restrict__ canon, const u32* __restrict__ bidx, u32 n, u32 c,
                                        u32 w_lo, u32 w_hi, u32 wset, u32 stride, u32* __restrict__ cursor,
                                        u64* __restrict__ entries) {
-    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    u32 b = bidx[i];
-    if (b == MSM_NONE) return;  // excluded, zero or one
-    fr_t s = load16(canon + i);
-    u32 K = 1u << (c - 1);
-    u32 carry = 0;
-    // table index of the copy window w uses (the host keeps b stride + copy < 2^31)
-    u32 point = b * stride;
+    constexpr int S = MSM_SCATTER_SCALARS;
+    const u32 first = blockIdx.x * blockDim.x * S + threadIdx.x;
+    const u32 K = 1u << (c - 1);
+    fr_t s[S];
+    u32 carry[S], point[S];
+    bool live[S];
+#pragma unroll
+    for (int k = 0; k < S; k++) {
+        u32 i = first + k * blockDim.x;
+        u32 b = i < n ? bidx[i] : MSM_NONE;
+        live[k] = b != MSM_NONE;  // excluded, zero or one: no entries
+        if (live[k]) s[k] = load16(canon + i);
+        carry[k] = 0;
+        // table index of the copy window w uses (the host keeps b stride + copy < 2^31)
+        point[k] = live[k] ? b * stride : 0;
+    }
     for (u32 w = 0, set = 0; w < w_hi; w++) {
-        int d = next_digit(s, w, c, carry);
-        if (d != 0 && w >= w_lo) {
-            u32 key = set * K + (u32)(d < 0 ? -d : d) - 1;
-            u32 pos = atomicAdd(&cursor[key], 1u);
-            // one 8-byte write: bucket key above, base index | negate flag below
-            entries[pos] = ((u64)key << 32) | (u64)(point | (d < 0 ? MSM_NEG_FLAG : 0u));
+        u32 key[S], pos[S], val[S];
+        bool put[S];
+#pragma unroll
+        for (int k = 0; k < S; k++) {
+            int d = live[k] ? next_digit(s[k], w, c, carry[k]) : 0;
+            put[k] = d != 0 && w >= w_lo;
+            key[k] = set * K + (u32)(d < 0 ? -d : d) - 1;
+            val[k] = point[k] | (d < 0 ? MSM_NEG_FLAG : 0u);
         }
+        // every atomic first, then the stores that wait on them
+#pragma unroll
+        for (int k = 0; k < S; k++)
+            if (put[k]) pos[k] = atomicAdd(&cursor[key[k]], 1u);
+#pragma unroll
+        for (int k = 0; k < S; k++)
+            // one 8-byte write: bucket key above, base index | negate flag below
+            if (put[k]) entries[pos[k]] = ((u64)key[k] << 32) | (u64)val[k];
         if (++set == wset) {
             set = 0;
-            point++;
+#pragma unroll
+            for (int k = 0; k < S; k++) point[k]++;
         }
     }
 }

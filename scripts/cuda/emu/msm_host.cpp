@@ -104,7 +104,9 @@ int main(int argc, char** argv) {
         for (u32 k = 0; k < nb; k++) cursor[k] = offsets[k];
         const u32 total = offsets[nb];
         std::vector<u64> entries(total ? total : 1);
-        emu_launch(m, 256, [&] {
+        // blocks of 32 (the device's are 256), so that a few hundred terms
+        // reach every scalar slot of a thread and several blocks
+        emu_launch((m + MSM_SCATTER_SCALARS - 1) / MSM_SCATTER_SCALARS, 32, [&] {
             msm_scatter(canon.data(), bidx_pass, m, c, 0, nwin, wset, F, cursor.data(), entries.data());
         });
         if (lo == 0) {

@@ -15,6 +15,9 @@ use crate::msm_plan::scatter_windows;
 use crate::profile::Profiler;
 use crate::{CudaDevice, CudaError};
 
+/// Scalars a thread of msm_scatter sorts (MSM_SCATTER_SCALARS in pippenger.cuh).
+const SCATTER_SCALARS: usize = 4;
+
 impl CudaDevice {
     /// Counts the pass's entries per bucket into the counts.
     pub(super) fn count_digits(
@@ -62,7 +65,7 @@ impl CudaDevice {
         let per_launch = scatter_windows(nsets, nwin);
         for w_lo in (0..nwin32).step_by(per_launch as usize) {
             let w_hi = w_lo.saturating_add(per_launch).min(nwin32);
-            launch_on!(ss, self.k.msm_scatter, m, 256; &prep.canon, &bidx_pass, &m32, &c32, &w_lo, &w_hi, &wset32, &stride32, &mut sort.cursor, &mut *entries);
+            launch_on!(ss, self.k.msm_scatter, m.div_ceil(SCATTER_SCALARS), 256; &prep.canon, &bidx_pass, &m32, &c32, &w_lo, &w_hi, &wset32, &stride32, &mut sort.cursor, &mut *entries);
         }
         Ok(())
     }
