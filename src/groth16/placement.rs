@@ -345,9 +345,11 @@ fn plan(
     let plain = resident(1);
     if backend.streams_bases() && working <= room {
         log::info!(
-            "{}: {} of bases over the device's room of {}: streaming them from host memory",
+            "{}: {} of bases and {} of one proof's working buffers over the device's room of {}: \
+             streaming the bases from host memory",
             backend.name(),
             bytesize::ByteSize(plain as u64),
+            bytesize::ByteSize(working as u64),
             bytesize::ByteSize(room as u64)
         );
         return Ok(Plan {
