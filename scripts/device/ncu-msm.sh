@@ -5,7 +5,7 @@
 # CROSSGROTH_BENCH_MAX_LOG), for each cubin given
 # (none: the embedded one). One report per cubin in $OUT/ncu-<name>.txt, the
 # headline figures (duration, pipe utilisation, stall reasons, instruction
-# counts) on stdout. Carry .device (and .device-cubins for variants, see
+# counts, the busiest units of L2 and DRAM) on stdout. Carry .device (and .device-cubins for variants, see
 # scripts/device/variants.sh).
 #
 #   scripts/device/ncu-msm.sh [name=path/to.cubin]...
@@ -34,7 +34,7 @@ for spec in "$@"; do
         --section LaunchStats --print-details all \
         "$bin/cuda" --bench --profile-time 2 "$bench" > "$out/ncu-$name.txt" 2>&1 ||
         { echo "!! $name: ncu failed"; status=1; }
-    grep -E "Duration|DRAM Throughput|L2 Cache Throughput|Memory Throughput  |L2 Hit Rate|Registers Per Thread|Achieved Occupancy|Pipe (Fmaheavy|Fma|Alu) Cycles|Issue Slots Busy|Eligible Warps Per|Warp Cycles Per Issued|Stall (Wait|Long Scoreboard|Math Pipe|Lg Throttle|Drain|Membar)|Executed Instructions  " \
+    grep -E "Duration|DRAM Throughput|L2 Cache Throughput|Memory Throughput  |L2 Hit Rate|Registers Per Thread|Achieved Occupancy|Pipe (Fmaheavy|Fma|Alu) Cycles|Issue Slots Busy|Eligible Warps Per|Warp Cycles Per Issued|Stall (Wait|Long Scoreboard|Math Pipe|Lg Throttle|Drain|Membar)|Executed Instructions  |L2: (T Tag Requests|Xbar2lts Cycles|D Atomic Input)|DRAM: Cycles Active" \
         "$out/ncu-$name.txt" | sort -u
 done
 exit $status
