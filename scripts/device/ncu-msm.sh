@@ -5,8 +5,8 @@
 # CROSSGROTH_BENCH_MAX_LOG), for each cubin given
 # (none: the embedded one). One report per cubin in $OUT/ncu-<name>.txt, the
 # headline figures (duration, pipe utilisation, stall reasons, instruction
-# counts, the busiest units of L2 and DRAM) on stdout. Carry .device (and .device-cubins for variants, see
-# scripts/device/variants.sh).
+# counts, the busiest units of L2 and DRAM) on stdout. Carry .device (and
+# .device-cubins for variants, see scripts/device/variants.sh).
 #
 #   scripts/device/ncu-msm.sh [name=path/to.cubin]...
 #   NCU_KERNEL=g1_msm_accumulate_level scripts/device/ncu-msm.sh

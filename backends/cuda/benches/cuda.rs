@@ -19,8 +19,8 @@
 //!   partition's scalar mix for L (51.4% zero, 47.3% one, 1.3% wider, as
 //!   measured on a real partition's aux), the shape of Filecoin's L, A and B.
 //! - g1_msm_26_table/{2x22,3x22,2x24}: the uniform scalars over tables of two or
-//!   three copies for 22- or 24-bit windows, the shapes that fit H's 2^27 bases
-//!   beside a 32 GiB PoRep's other parameters.
+//!   three copies for 22- or 24-bit windows: what larger windows gain, and what
+//!   their bucket side costs, where only a few copies of the bases fit.
 //!
 //! CROSSGROTH_BENCH_MAX_LOG caps the sizes (default 24); the CROSSGROTH_CUDA_*
 //! variables of tests/common/options_from_env.rs set the backend's options.
@@ -292,9 +292,8 @@ fn benches(c: &mut Criterion) {
         g.finish();
         drop((resident, streamed, mixed));
 
-        // H's MSM is dense and too large for the cost model's table (a dozen
-        // copies of 2^27 bases), but a copy or two more fit beside a 32 GiB
-        // PoRep's parameters on a large device: larger windows, fewer of them.
+        // A dense MSM too large for the cost model's table (a dozen copies),
+        // as H's of 2^27 terms is, could still have a copy or two more.
         let mut g = c.benchmark_group("g1_msm_26_table");
         g.sample_size(10)
             .warm_up_time(Duration::from_millis(500))
