@@ -41,6 +41,9 @@ pub struct SimulatedDevice {
     fail_until: usize,
     /// Whether its failures are a lost device (Error::DeviceLost).
     fail_lost: bool,
+    /// Whether a failing call runs its work first (a fault in the middle of a
+    /// proof, after its steps took the assignment's a, b and c).
+    fail_after_work: bool,
     calls: AtomicUsize,
     /// Whether it can stream bases from host memory, and how many base sets it
     /// prepared that way.
@@ -86,6 +89,7 @@ impl SimulatedDevice {
             fail_call: None,
             fail_until: 0,
             fail_lost: false,
+            fail_after_work: false,
             calls: AtomicUsize::new(0),
             streams: false,
             streamed_sets: AtomicUsize::new(0),
@@ -205,6 +209,17 @@ impl SimulatedDevice {
         SimulatedDevice {
             fail_lost: true,
             ..Self::failing_from(g1_time, n)
+        }
+    }
+
+    /// A device lost in the middle of its `n`-th critical path: that call's
+    /// steps run (taking the assignment's a, b and c, as a GPU's would before
+    /// a kernel fault), then it and every later call fail with
+    /// Error::DeviceLost.
+    pub fn lost_during(g1_time: Duration, n: usize) -> Self {
+        SimulatedDevice {
+            fail_after_work: true,
+            ..Self::lost_at(g1_time, n)
         }
     }
 
@@ -550,6 +565,10 @@ impl Backend for SimulatedDevice {
             .is_some_and(|from| (from..=self.fail_until).contains(&call))
         {
             let message = format!("injected failure on call {call}");
+            if self.fail_after_work && self.fail_call == Some(call) {
+                // What the steps return no longer matters: the device is gone.
+                let _ = work();
+            }
             return Err(if self.fail_lost {
                 Error::DeviceLost {
                     backend: "simulated",

@@ -133,6 +133,36 @@ impl Shared {
         }
     }
 
+    /// Gives the circuit that device `d` was proving when it was lost to the
+    /// other devices: back to the device queue, in its place by priority and
+    /// age, where another device is in service, its assignment can still give
+    /// a, b and c, and it has not moved before (a circuit that two devices
+    /// lost may be what faults them). Returns the task where it cannot move.
+    /// Called before `d` is retired.
+    pub(super) fn move_after_loss(&self, d: usize, task: DeviceTask) -> Option<DeviceTask> {
+        if task.moved || !task.asg.can_give_abc() {
+            return Some(task);
+        }
+        let mut queue = self.device_queue.lock().unwrap();
+        let in_service = |o: usize| o != d && !self.devices[o].retired.load(Ordering::Acquire);
+        if !(0..self.devices.len()).any(in_service) {
+            return Some(task);
+        }
+        log::warn!(
+            "job {} circuit {}: device {d} ({}) was lost while proving it; another device proves it",
+            task.job.id,
+            task.index,
+            self.backends[d].device(),
+        );
+        queue.push(DeviceTask {
+            moved: true,
+            ..task
+        });
+        drop(queue);
+        self.device_cv.notify_all();
+        None
+    }
+
     /// Takes a device that keeps failing out of service. Its work goes to the other
     /// devices; when none is left, the circuits waiting for one fail.
     pub(super) fn retire_device(&self, d: usize, reason: &str) {

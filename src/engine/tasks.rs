@@ -27,6 +27,8 @@ pub(crate) struct DeviceTask {
     pub charge: Arc<Charge>,
     pub seq: u64,
     pub queued: Instant,
+    /// Whether it came back from a device lost while proving it.
+    pub moved: bool,
 }
 
 pub(crate) struct FinalTask {

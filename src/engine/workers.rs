@@ -186,6 +186,7 @@ pub(crate) fn synthesis(s: Arc<Shared>) {
             charge,
             seq,
             queued: Instant::now(),
+            moved: false,
         });
         drop(dq);
         s.device_cv.notify_all();
@@ -243,6 +244,7 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
             charge,
             queued,
             seq,
+            moved,
         } = task;
         s.record("queue_device", &job.id, index, queued);
         if job.is_cancelled() {
@@ -257,10 +259,10 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
                 continue;
             }
         };
-        let matrices = asg
-            .pending
-            .clone()
-            .and_then(|p| s.matrices(d, &p.0, &job.params));
+        // Kept so that a witness-only circuit whose a, b and c were made here
+        // can be proved on another device if this one is lost.
+        let shape = asg.pending.clone();
+        let matrices = shape.clone().and_then(|p| s.matrices(d, &p.0, &job.params));
         if asg.is_witness_only() && matrices.is_none() {
             // The matrices did not fit on this device: a, b, c on the host,
             // charged as they are allocated.
@@ -372,8 +374,26 @@ pub(crate) fn device(s: Arc<Shared>, d: usize) {
                 } else {
                     format!("failed {RETIRE_AFTER_FAILURES} critical paths in a row")
                 };
-                s.fail(&job, e);
-                s.dispose_assignment(asg, &charge);
+                let task = DeviceTask {
+                    job,
+                    index,
+                    asg: asg.with_pending_restored(shape),
+                    charge,
+                    seq,
+                    queued: Instant::now(),
+                    moved,
+                };
+                // The device, not the circuit, failed: where its witness can
+                // still give a, b and c, another device proves it.
+                let unmoved = if lost {
+                    s.move_after_loss(d, task)
+                } else {
+                    Some(task)
+                };
+                if let Some(t) = unmoved {
+                    s.fail(&t.job, e);
+                    s.dispose_assignment(t.asg, &t.charge);
+                }
                 s.forget_prepared(d);
                 failures += 1;
                 if lost || failures >= RETIRE_AFTER_FAILURES {

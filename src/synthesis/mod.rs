@@ -83,6 +83,26 @@ impl Assignment {
         self.pending.is_some()
     }
 
+    /// Whether a proof can still be made of it: its a, b and c are here or
+    /// pending (a proof's device steps take them).
+    pub(crate) fn can_give_abc(&self) -> bool {
+        self.pending.is_some() || !self.a.is_empty()
+    }
+
+    /// Pending again on `shape` (the evaluations it had before a failed proof
+    /// took the a, b and c computed from it), so that another proof can be
+    /// made of the witness it still holds.
+    pub(crate) fn with_pending_restored(mut self, shape: Option<PendingEvaluations>) -> Self {
+        if self.pending.is_none() && self.a.is_empty() {
+            if let Some(shape) = shape {
+                self.b = Vec::new();
+                self.c = Vec::new();
+                self.pending = Some(shape);
+            }
+        }
+        self
+    }
+
     /// Computes a, b and c on the host where they are still pending; a no-op
     /// otherwise.
     pub fn evaluate(&mut self) {

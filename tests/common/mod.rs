@@ -147,3 +147,13 @@ extern "C" fn before_main() {
         libc::atexit(at_exit);
     }
 }
+
+/// Waits for the engine to finish its work, then checks that nothing is left
+/// charged to the memory budget or in flight.
+pub fn assert_drained(engine: &crossgroth::engine::Engine) {
+    engine.wait_idle();
+    let st = engine.status();
+    assert_eq!(st.memory.charged, 0, "{st:?}");
+    assert_eq!(st.memory.units_in_flight, 0, "{st:?}");
+    assert_eq!(st.jobs_in_flight, 0);
+}

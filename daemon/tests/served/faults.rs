@@ -11,6 +11,8 @@
 //! - a device error (a simulated device that fails on demand): the job FAILED with
 //!   the device's message, the next one proves; a lost device is retired and new
 //!   work is refused with UNAVAILABLE saying so;
+//! - one of two devices lost: its proof is made on the other, every job
+//!   completes, and health, status and metrics say one device is out of service;
 //! - a device error after the host copies of a set were released: the next job
 //!   reads the set again and proves;
 //! - a restart with the same request_ids: a new job and a valid proof;
@@ -35,6 +37,13 @@ use crossgroth_daemon::{pb, Listen};
 /// computed on the CPU, so proofs verify).
 fn device(d: SimulatedDevice) -> Vec<Arc<dyn Backend>> {
     vec![d.shared()]
+}
+
+/// Proves a WindowPoSt, which must complete with a proof filecoin-proofs accepts.
+async fn window_proves(c: &mut Client, id: &str) {
+    let r = prove(c, window(id)).await;
+    assert_eq!(r.status, JobStatus::Completed as i32, "{}", r.error_message);
+    verify_post(window_request(), &r.proof);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -303,6 +312,56 @@ async fn a_parameter_file_removed_while_serving_fails_its_kind_alone() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_device_s_proof_is_made_on_the_other_and_every_job_completes() {
+    let _turn = crate::sole_turn().await;
+    // Device 0 holds each proof long enough that device 1 takes the next one,
+    // and is lost at it (a kernel fault before the proof's steps ran).
+    let devices: Vec<Arc<dyn Backend>> = vec![
+        SimulatedDevice::new(Duration::from_millis(400))
+            .with_id(0)
+            .shared(),
+        SimulatedDevice::lost_at(Duration::from_millis(50), 1)
+            .with_id(1)
+            .shared(),
+    ];
+    let mut cfg = config();
+    cfg.status_listen = Some("127.0.0.1:0".into());
+    let (server, addr) = start_with(cfg, devices).await;
+    let http = server.status_addr().unwrap();
+    let mut c = connect(&addr).await;
+    let ids: Vec<_> = (0..4).map(|i| format!("two-{i}")).collect();
+    let mut jobs = Vec::new();
+    for id in &ids {
+        jobs.push(
+            c.submit_proof(winning(id))
+                .await
+                .unwrap()
+                .into_inner()
+                .job_id,
+        );
+    }
+    for job in &jobs {
+        let r = await_job(&mut c, job).await;
+        assert_eq!(r.status, JobStatus::Completed as i32, "{}", r.error_message);
+        verify_post(winning_request(), &r.proof);
+    }
+    let s = status(&mut c).await;
+    assert!(!s.gpus[0].name.contains("out of service"), "{:?}", s.gpus);
+    assert!(s.gpus[1].name.ends_with("(out of service)"), "{:?}", s.gpus);
+    assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (4, 0));
+    const SERVING: i32 = tonic_health::pb::health_check_response::ServingStatus::Serving as i32;
+    assert_eq!(health(&addr, "").await, SERVING);
+    let metrics = http_get(http, "/metrics").await;
+    assert!(
+        metrics.contains("\ncrossgroth_devices_in_service 1\n"),
+        "{metrics}"
+    );
+    // New work goes on, on the device left.
+    window_proves(&mut c, "two-next").await;
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_device_error_fails_its_job_alone_and_a_lost_device_is_refused_clearly() {
     let _turn = crate::sole_turn().await;
     let g1 = Duration::from_millis(50);
@@ -333,14 +392,7 @@ async fn a_device_error_fails_its_job_alone_and_a_lost_device_is_refused_clearly
         ok.error_message
     );
     verify_post(ok_request, &ok.proof);
-    let next = prove(&mut c, window("dev-c")).await;
-    assert_eq!(
-        next.status,
-        JobStatus::Completed as i32,
-        "{}",
-        next.error_message
-    );
-    verify_post(window_request(), &next.proof);
+    window_proves(&mut c, "dev-c").await;
     let s = status(&mut c).await;
     assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (2, 1));
     assert!(!s.gpus[0].name.contains("out of service"), "{:?}", s.gpus);
