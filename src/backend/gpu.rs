@@ -594,6 +594,14 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         Ok(Some(took))
     }
 
+    fn inject_fault_for_tests(&self) -> Result<()> {
+        let (inner, generation) = self.current();
+        match inner.inject_fault_for_tests() {
+            None => Err(crate::backend::cannot_fault(D::NAME)),
+            Some(r) => r.map_err(|e| self.fail(e, generation)),
+        }
+    }
+
     fn busy_time(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Option<Duration>> {
         if D::CLOCK_PER_THREAD {
             return self.device_time(work);

@@ -29,6 +29,13 @@ pub struct DeviceMatrices {
 }
 
 /// The refusal of a backend that holds no constraint matrices.
+/// What a backend that cannot fault its device on purpose answers a drill.
+pub(crate) fn cannot_fault(backend: &str) -> Error {
+    Error::Invalid(format!(
+        "the {backend} backend cannot fault its device on purpose"
+    ))
+}
+
 pub(crate) fn abc_on_the_host(backend: &str) -> Error {
     Error::Invalid(format!(
         "the {backend} backend computes a, b and c on the host"
@@ -560,6 +567,14 @@ pub trait Backend: Send + Sync {
     ) -> Result<Option<std::time::Duration>> {
         work()?;
         Ok(None)
+    }
+
+    /// Spoils this backend's device for the rest of the process as a kernel
+    /// fault would (cuda: a trapping kernel), for drills of a device lost in
+    /// the middle of a run; an error where the backend cannot.
+    #[doc(hidden)]
+    fn inject_fault_for_tests(&self) -> Result<()> {
+        Err(cannot_fault(self.name()))
     }
 }
 

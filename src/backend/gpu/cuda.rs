@@ -33,6 +33,9 @@ impl DeviceApi for cuda::CudaDevice {
             cuda::CudaError::Launch { .. } | cuda::CudaError::ContextLost { .. }
         )
     }
+    fn inject_fault_for_tests(&self) -> Option<Result<(), cuda::CudaError>> {
+        Some(cuda::CudaDevice::inject_fault_for_tests(self))
+    }
     fn describe(&self) -> String {
         let i = self.info();
         format!(

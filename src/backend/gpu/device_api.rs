@@ -25,6 +25,11 @@ pub trait DeviceApi: Send + Sync + 'static {
     /// rebuilds the context.
     fn is_fatal(e: &Self::Error) -> bool;
     fn describe(&self) -> String;
+    /// Spoils the device context as a kernel fault would (a drill); None: the
+    /// crate cannot.
+    fn inject_fault_for_tests(&self) -> Option<Result<(), Self::Error>> {
+        None
+    }
     /// Whether the crate has kernels for a setup's fixed-base products.
     const SETUP: bool = false;
     /// A setup's fixed-base products on this device (the crates'

@@ -20,6 +20,7 @@ use super::backend_flags;
 use super::output::Output;
 use super::progress::Stage;
 
+mod drill;
 mod jobs;
 mod synthesis;
 
@@ -100,6 +101,13 @@ pub struct BenchPoRepArgs {
     /// generation of the shape and parameters.
     #[arg(long, conflicts_with_all = ["witness_pass", "synthesis_only", "evict_cycles", "release_host_copies"])]
     compare_backend: Option<BackendKind>,
+    /// A drill: once device DEVICE has finished AFTER circuits, fault it on
+    /// purpose (cuda: a trapping kernel, which spoils the device for the rest
+    /// of the process), e.g. 1:3. Its circuit in flight goes to the other
+    /// devices; the run reports which devices ended out of service. Keep the
+    /// host copies (no --release-host-copies) so that the others can prove.
+    #[arg(long, value_name = "DEVICE:AFTER")]
+    lose_device: Option<drill::LoseDevice>,
     /// The compared engine does not send the next partition's witness to the
     /// device ahead (see EngineConfig::stage_witnesses): with
     /// `--compare-backend` of the same kind, its times against the first
@@ -193,6 +201,20 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
         stage_witnesses: !args.compare_without_staging,
         ..config.clone()
     };
+    let drilled = match args.lose_device {
+        Some(l) => Some((
+            l,
+            backends.get(l.device).cloned().ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--lose-device {}:{}: the engine has {} device(s)",
+                    l.device,
+                    l.after,
+                    backends.len()
+                )
+            })?,
+        )),
+        None => None,
+    };
     let engine = Engine::start(config, backends)?;
     engine.wait_ready();
     // The level the set's eviction must return to.
@@ -232,7 +254,21 @@ pub fn run(args: BenchPoRepArgs) -> Result<()> {
     };
     let (lease, _) = engine.acquire_set_with_shape(&set_name, expected, generate)?;
     let params = lease.params().clone();
-    let (proof_bytes, done_at) = prove_jobs(&engine, &params, &bench, partitions, &args)?;
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (proof_bytes, done_at) = std::thread::scope(|scope| {
+        if let Some((lose, backend)) = &drilled {
+            scope.spawn(|| drill::run(&engine, backend, *lose, &done));
+        }
+        let proved = prove_jobs(&engine, &params, &bench, partitions, &args);
+        done.store(true, std::sync::atomic::Ordering::Release);
+        proved
+    })?;
+    if drilled.is_some() {
+        println!(
+            "drill: every job completed; devices out of service: {:?}",
+            engine.status().out_of_service
+        );
+    }
     if let Some(out) = &proofs_out {
         out.write_bytes(&proof_bytes)?;
         println!(
