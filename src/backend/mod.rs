@@ -28,7 +28,6 @@ pub struct DeviceMatrices {
     pub rows: usize,
 }
 
-/// The refusal of a backend that holds no constraint matrices.
 /// What a backend that cannot fault its device on purpose answers a drill.
 pub(crate) fn cannot_fault(backend: &str) -> Error {
     Error::Invalid(format!(
@@ -36,6 +35,7 @@ pub(crate) fn cannot_fault(backend: &str) -> Error {
     ))
 }
 
+/// The refusal of a backend that holds no constraint matrices.
 pub(crate) fn abc_on_the_host(backend: &str) -> Error {
     Error::Invalid(format!(
         "the {backend} backend computes a, b and c on the host"

@@ -101,8 +101,8 @@ pub struct BenchPoRepArgs {
     /// generation of the shape and parameters.
     #[arg(long, conflicts_with_all = ["witness_pass", "synthesis_only", "evict_cycles", "release_host_copies"])]
     compare_backend: Option<BackendKind>,
-    /// A drill: once device DEVICE has finished AFTER circuits, fault it on
-    /// purpose (cuda: a trapping kernel, which spoils the device for the rest
+    /// A drill: once the engine's device DEVICE (its place in --devices, from
+    /// 0) has finished AFTER circuits, fault it on purpose (cuda: a trapping kernel, which spoils the device for the rest
     /// of the process), e.g. 1:3. Its circuit in flight goes to the other
     /// devices; the run reports which devices ended out of service. Keep the
     /// host copies (no --release-host-copies) so that the others can prove.
